@@ -1,0 +1,242 @@
+"""The shared types of the agent: the single source of truth for stores, orchestrator, registry,
+route and adapters.
+
+Python attributes are snake_case; the JSON form (what crosses ``POST /api/agent/chat`` and what is
+stored) is the spec's camelCase. Every model accepts both spellings on input
+(``populate_by_name``) and :meth:`WireModel.to_wire` emits camelCase, so no module ever hand-builds a
+wire dictionary.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+Role: TypeAlias = Literal["user", "assistant", "tool", "system"]
+"""Who wrote a message. ``tool`` messages carry a :class:`ToolResult`."""
+
+ExecutionState: TypeAlias = Literal["idle", "sending", "processing", "responding", "error"]
+"""The agent's status, as the spec names it."""
+
+ParameterType: TypeAlias = Literal["string", "number", "integer", "boolean", "object", "array"]
+"""The JSON Schema primitive types a tool parameter may declare."""
+
+MediaKind: TypeAlias = Literal["video", "audio"]
+
+
+def new_id() -> str:
+    """A fresh opaque identifier (32 hex characters, safe in URLs, file names and provider ids)."""
+    return uuid.uuid4().hex
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds since the epoch: the unit of every ``timestamp``."""
+    return time.time_ns() // 1_000_000
+
+
+class WireModel(BaseModel):
+    """Base of every model that crosses a boundary: camelCase JSON, snake_case Python.
+
+    Unknown keys are ignored rather than rejected so that a newer client or a provider adding a
+    field never breaks an older server; wrong types still fail validation.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        validate_assignment=False,
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The camelCase JSON-ready form, leaving out unset optional fields (``None``)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class ToolCall(WireModel):
+    """One call of a tool requested by the model. ``id`` is never empty (adapters synthesize one)."""
+
+    id: str = Field(min_length=1)
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResult(WireModel):
+    """The outcome of one :class:`ToolCall`: ``result`` on success, ``error`` (a description) on failure.
+
+    ``name`` repeats the tool's name because some providers (Gemini) match results by name.
+    """
+
+    tool_call_id: str
+    name: str
+    result: Any = None
+    error: str | None = None
+    duration_ms: int | None = None
+
+
+class ChatMessage(WireModel):
+    """One entry of a conversation.
+
+    * ``user``/``system``: ``content``.
+    * ``assistant``: ``content`` and, when it asked for tools, ``tool_calls``.
+    * ``tool``: ``tool_result`` (``content`` holds a short human-readable summary).
+
+    ``provider_metadata`` is opaque: an adapter may store what it must replay on the next request
+    (Gemini thought signatures, the provider's raw turn); nothing else reads it.
+    """
+
+    id: str = Field(default_factory=new_id, min_length=1)
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] | None = None
+    tool_result: ToolResult | None = None
+    timestamp: int = Field(default_factory=now_ms)
+    provider_metadata: dict[str, Any] | None = None
+
+
+class MediaAsset(WireModel):
+    """A media file of the project, as the assistant and the page know it."""
+
+    id: str = Field(min_length=1)
+    name: str
+    kind: MediaKind = "video"
+    duration_ms: int | None = None
+    size_bytes: int | None = None
+    mime_type: str | None = None
+
+
+class AgentContext(WireModel):
+    """What the assistant knows of the user's workspace at the time of a request.
+
+    ``active_asset_id`` extends the spec's four fields: the asset shown in the player, which tools
+    use when the model names none.
+    """
+
+    project_id: str
+    active_scene_id: str | None = None
+    media_assets: list[MediaAsset] = Field(default_factory=list)
+    playback_time_ms: int = Field(default=0, ge=0)
+    active_asset_id: str | None = None
+
+
+class ToolParameter(WireModel):
+    """One declared argument of a tool, in the provider-agnostic internal format."""
+
+    key: str = Field(min_length=1)
+    type: ParameterType
+    required: bool = False
+    description: str = ""
+
+
+class ToolSchema(WireModel):
+    """A tool as offered to the model: what ``ToolRegistry.to_tool_schemas()`` exports and each
+    adapter converts to its own wire format."""
+
+    name: str
+    description: str
+    parameters: list[ToolParameter] = Field(default_factory=list)
+
+
+class ChatRequest(WireModel):
+    """The body of ``POST /api/agent/chat``."""
+
+    messages: list[ChatMessage]
+    context: AgentContext | None = None
+
+
+class ChatResponse(WireModel):
+    """The answer of ``POST /api/agent/chat``.
+
+    ``provider_metadata`` rides along for the orchestrator to store on the assistant message so the
+    adapter can replay the turn exactly (opaque to everybody else).
+    """
+
+    content: str = ""
+    tool_calls: list[ToolCall] | None = None
+    provider_metadata: dict[str, Any] | None = None
+
+
+ProgressCallback: TypeAlias = Callable[[float, str], None]
+"""``report_progress(fraction 0..1, message)``: how a long-running tool tells the page how far it is."""
+
+
+@runtime_checkable
+class MediaLibrary(Protocol):
+    """What a tool may ask of the project's media (implemented by the storage layer)."""
+
+    def get_asset(self, asset_id: str) -> MediaAsset | None:
+        """The asset's metadata, or ``None`` when no such asset exists."""
+        ...
+
+    def media_path(self, asset_id: str) -> Path | None:
+        """Where the asset's bytes are on disk, or ``None`` when it has none."""
+        ...
+
+
+def _ignore_progress(fraction: float, message: str) -> None:
+    """Default progress sink for callers that do not display progress."""
+
+
+@dataclass(frozen=True)
+class ToolEnvironment:
+    """Everything a tool may use besides its arguments, handed to ``execute`` by the orchestrator.
+
+    Tools never reach into Streamlit or global state: what they need comes through here, so the
+    same tool runs in the page, in the HTTP route's callers and in tests.
+    """
+
+    context: AgentContext | None = None
+    media: MediaLibrary | None = None
+    data_dir: Path | None = None
+    report_progress: ProgressCallback = field(default=_ignore_progress)
+
+
+ToolExecute: TypeAlias = Callable[[dict[str, Any], ToolEnvironment], Any]
+"""``execute(args, env) -> JSON-serializable result``; raising means the call failed."""
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool: its name, what it is for (the model reads ``description``), its parameters and the
+    function that does the work."""
+
+    name: str
+    description: str
+    parameters: list[ToolParameter]
+    execute: ToolExecute
+
+    def to_schema(self) -> ToolSchema:
+        """The provider-agnostic schema of this tool (without the callable)."""
+        return ToolSchema(
+            name=self.name,
+            description=self.description,
+            parameters=[p.model_copy() for p in self.parameters],
+        )
+
+
+class ChatClientError(Exception):
+    """An API or network failure of a :class:`ChatClient` (not a tool failure).
+
+    ``status`` is the HTTP status the route answered (or would have), ``None`` for transport
+    failures. The message is safe to show a user: it never contains a secret.
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@runtime_checkable
+class ChatClient(Protocol):
+    """How the orchestrator reaches ``POST /api/agent/chat``: in-process or over HTTP."""
+
+    def send(self, request: ChatRequest) -> ChatResponse:
+        """Send one request; raise :class:`ChatClientError` on any API or network failure."""
+        ...

@@ -1,0 +1,1 @@
+"""The Streamlit page and its parts."""

@@ -1,0 +1,1 @@
+"""Benchmarks: each prints its measurements as ratios against a baseline measured in the same run."""
