@@ -1,0 +1,542 @@
+"""A fake LLM server for tests: a real HTTP server on 127.0.0.1 speaking the providers' wire formats.
+
+Why: the adapters and the transcription backends must be tested with the *real* SDKs (``openai``,
+``google-genai``) doing real HTTP, so that what we assert is what actually goes over the wire. Nothing
+of our own code is mocked; only the network peer is ours.
+
+Endpoints (any path prefix is accepted, so ``/v1/...`` and ``/anything/v1/...`` both work):
+
+* ``POST .../chat/completions`` — OpenAI chat completions (non-streaming JSON). Script: ``server.chat``.
+* ``POST .../audio/transcriptions`` — OpenAI transcriptions, multipart form with a ``file``; answers in
+  the ``response_format`` the request asked for (``json`` default, ``verbose_json``, ``text``, ``srt``,
+  ``vtt``). Script: ``server.transcription``.
+* ``POST /{version}/models/{model}:generateContent`` — Gemini. Script: ``server.gemini``.
+
+Anything else answers 404 and is still recorded.
+
+Base URLs to configure clients with:
+
+* ``server.openai_base_url`` — ``http://127.0.0.1:<port>/v1`` (``openai.OpenAI(base_url=...)``, or the app's
+  ``LLM_BASE_URL`` with ``LLM_PROVIDER=openai-compatible``).
+* ``server.gemini_base_url`` — ``http://127.0.0.1:<port>/`` (``genai.Client(http_options=HttpOptions(
+  base_url=...))`` or env ``GOOGLE_GEMINI_BASE_URL``; the SDK appends ``/{api_version}/models/...``).
+
+Scripting — each endpoint (``server.chat``, ``server.gemini``, ``server.transcription``) is an
+:class:`EndpointScript` with a FIFO queue of replies and a ``default`` used when the queue is empty::
+
+    fake_llm.chat.push(openai_text("Hello"))                       # one canned reply
+    fake_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {"assetId": "a1"})))
+    fake_llm.chat.push(error_reply(500), error_reply(429, retry_after_ms=1), openai_text("ok"))
+    fake_llm.chat.push(hang(5.0))                                 # answer nothing for 5 s (timeouts)
+    fake_llm.chat.push(delayed(openai_text("late"), 0.2))         # answer after 0.2 s
+    fake_llm.chat.push(raw_reply(b"not json", status=200))        # unreadable body
+    fake_llm.chat.push(lambda req: openai_text(req.json["model"]))  # computed from the request
+    fake_llm.chat.default = openai_text("always this")             # when the queue is empty
+    fake_llm.gemini.push(gemini_text("Hi"), gemini_function_calls(
+        gemini_call("transcribe_video", {"assetId": "a1"}, id="", thought_signature=b"sig")))
+    fake_llm.transcription.push(transcription_reply("hello world", segments=[(0.0, 1.2, "hello world")]))
+
+Builders: :func:`openai_text`, :func:`openai_tool_calls` + :func:`tool_call` (``arguments`` may be a raw
+string to send malformed JSON), :func:`gemini_text`, :func:`gemini_function_calls` + :func:`gemini_call`,
+:func:`gemini_response` (any candidates / finish reason), :func:`transcription_reply`, :func:`error_reply`,
+:func:`raw_reply`, :func:`hang`, :func:`delayed`. A queue item is a :class:`Reply` or a callable
+``(RecordedRequest) -> Reply``.
+
+Recording — every request is appended to ``server.requests`` and to its endpoint's ``.requests`` as a
+:class:`RecordedRequest` (``method``, ``path``, ``query``, ``headers`` with lower-case names, raw ``body``,
+parsed ``json`` or ``None``, multipart ``form`` fields and ``files``, the ``endpoint`` name and, for Gemini,
+``model``). ``server.reset()`` clears queues, defaults and records.
+
+Fixtures (``tests/conftest.py``): ``fake_llm`` (function scope, a fresh server per test) and
+``fake_llm_session`` (one server for the session; call ``reset()`` yourself). Both are stopped by the
+fixture; a hanging reply is released as soon as the server stops.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeAlias
+from urllib.parse import parse_qs, urlsplit
+
+CHAT = "chat"
+TRANSCRIPTION = "transcription"
+GEMINI = "gemini"
+
+
+@dataclass(frozen=True)
+class UploadedFile:
+    """One file of a multipart request."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+
+@dataclass
+class RecordedRequest:
+    """A request as the fake server received it."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    endpoint: str | None
+    model: str | None = None
+    json: Any = None
+    form: dict[str, str] = field(default_factory=dict)
+    files: dict[str, UploadedFile] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server answers: status, headers and body, optionally after a delay.
+
+    ``delay_seconds`` waits before answering (cut short when the server stops); ``render`` when set
+    replaces ``body`` with a body computed from the request (used by transcription formats).
+    """
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+    delay_seconds: float = 0.0
+    render: Callable[[RecordedRequest], tuple[bytes, str]] | None = None
+
+
+ReplySource: TypeAlias = Reply | Callable[[RecordedRequest], Reply]
+
+
+def _json_reply(payload: Any, status: int = 200, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+    return Reply(status=status, body=json.dumps(payload).encode(), headers=headers)
+
+
+# --- OpenAI chat completions ------------------------------------------------------------------
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str | None = None, id: str | None = None) -> dict[str, Any]:
+    """One OpenAI ``tool_calls`` entry. ``arguments`` as a dict is JSON-encoded; a string is sent verbatim
+    (malformed JSON on purpose); ``id`` defaults to a fresh ``call_...`` (pass ``""`` to send an empty id)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+    return {
+        "id": f"call_{uuid.uuid4().hex[:24]}" if id is None else id,
+        "type": "function",
+        "function": {"name": name, "arguments": args},
+    }
+
+
+def openai_completion(message: dict[str, Any], finish_reason: str | None = "stop", model: str = "fake-model") -> Reply:
+    """A whole chat completion around one assistant ``message`` (as the wire carries it)."""
+    return _json_reply(
+        {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+    )
+
+
+def openai_text(content: str | None, finish_reason: str | None = "stop", model: str = "fake-model") -> Reply:
+    """An assistant text answer."""
+    return openai_completion({"role": "assistant", "content": content}, finish_reason, model)
+
+
+def openai_tool_calls(
+    *calls: dict[str, Any], content: str | None = None, finish_reason: str | None = "tool_calls"
+) -> Reply:
+    """An assistant turn asking for tools (build entries with :func:`tool_call`). ``finish_reason`` is
+    configurable because local servers disagree about it (some say ``stop``)."""
+    return openai_completion({"role": "assistant", "content": content, "tool_calls": list(calls)}, finish_reason)
+
+
+# --- Gemini generateContent -------------------------------------------------------------------
+
+
+def gemini_call(
+    name: str,
+    args: dict[str, Any] | None = None,
+    id: str | None = None,
+    thought_signature: bytes | None = None,
+) -> dict[str, Any]:
+    """One Gemini ``functionCall`` part; ``id`` is left out when ``None``; the signature is base64-encoded
+    as the API sends it."""
+    call: dict[str, Any] = {"name": name, "args": args or {}}
+    if id is not None:
+        call["id"] = id
+    part: dict[str, Any] = {"functionCall": call}
+    if thought_signature is not None:
+        part["thoughtSignature"] = base64.b64encode(thought_signature).decode()
+    return part
+
+
+def gemini_response(
+    parts: Sequence[dict[str, Any]] | None,
+    finish_reason: str = "STOP",
+    candidates: list[dict[str, Any]] | None = None,
+    model: str = "fake-gemini",
+) -> Reply:
+    """A ``GenerateContentResponse``. ``parts=None`` with ``candidates=[]`` sends no candidates at all;
+    ``candidates`` overrides everything else."""
+    if candidates is None:
+        candidate: dict[str, Any] = {"finishReason": finish_reason, "index": 0}
+        if parts is not None:
+            candidate["content"] = {"role": "model", "parts": list(parts)}
+        candidates = [candidate]
+    return _json_reply(
+        {
+            "candidates": candidates,
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": model,
+            "responseId": uuid.uuid4().hex[:16],
+        }
+    )
+
+
+def gemini_text(text: str, thought_signature: bytes | None = None) -> Reply:
+    """A model text answer (optionally carrying a thought signature on its part)."""
+    part: dict[str, Any] = {"text": text}
+    if thought_signature is not None:
+        part["thoughtSignature"] = base64.b64encode(thought_signature).decode()
+    return gemini_response([part])
+
+
+def gemini_function_calls(*parts: dict[str, Any], text: str | None = None) -> Reply:
+    """A model turn of function calls (build parts with :func:`gemini_call`), optionally after text."""
+    all_parts: list[dict[str, Any]] = ([{"text": text}] if text is not None else []) + list(parts)
+    return gemini_response(all_parts)
+
+
+# --- OpenAI transcriptions --------------------------------------------------------------------
+
+
+def _timestamp(seconds: float, separator: str) -> str:
+    millis = round(seconds * 1000)
+    hours, rest = divmod(millis, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    secs, millis = divmod(rest, 1000)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}{separator}{millis:03d}"
+
+
+def transcription_reply(
+    text: str,
+    segments: Sequence[tuple[float, float, str]] | None = None,
+    language: str = "english",
+    duration: float | None = None,
+) -> Reply:
+    """A transcription answered in the format the request's ``response_format`` asks for.
+
+    ``segments`` are ``(start_s, end_s, text)``; by default one segment spanning the whole ``duration``.
+    """
+    total = duration if duration is not None else (segments[-1][1] if segments else 1.0)
+    segs = list(segments) if segments is not None else [(0.0, total, text)]
+
+    def render(request: RecordedRequest) -> tuple[bytes, str]:
+        fmt = request.form.get("response_format", "json")
+        if fmt == "text":
+            return text.encode(), "text/plain; charset=utf-8"
+        if fmt == "verbose_json":
+            payload = {
+                "task": "transcribe",
+                "language": language,
+                "duration": total,
+                "text": text,
+                "segments": [
+                    {
+                        "id": i,
+                        "seek": 0,
+                        "start": start,
+                        "end": end,
+                        "text": seg_text,
+                        "tokens": [],
+                        "temperature": 0.0,
+                        "avg_logprob": -0.2,
+                        "compression_ratio": 1.0,
+                        "no_speech_prob": 0.01,
+                    }
+                    for i, (start, end, seg_text) in enumerate(segs)
+                ],
+            }
+            return json.dumps(payload).encode(), "application/json"
+        if fmt in ("srt", "vtt"):
+            sep = "," if fmt == "srt" else "."
+            cues = [
+                (f"{i + 1}\n" if fmt == "srt" else "")
+                + f"{_timestamp(start, sep)} --> {_timestamp(end, sep)}\n{seg_text.strip()}\n"
+                for i, (start, end, seg_text) in enumerate(segs)
+            ]
+            head = "WEBVTT\n\n" if fmt == "vtt" else ""
+            return (head + "\n".join(cues)).encode(), "text/plain; charset=utf-8"
+        return json.dumps({"text": text}).encode(), "application/json"
+
+    return Reply(render=render)
+
+
+# --- Faults -----------------------------------------------------------------------------------
+
+
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+def error_reply(status: int, message: str = "fake provider error", retry_after_ms: int | None = None) -> Reply:
+    """An API error body both SDKs understand (OpenAI's ``error.message/type`` and Google's
+    ``error.code/message/status``). ``retry_after_ms`` adds OpenAI's ``retry-after-ms`` header so retry
+    tests need not wait the SDK's default backoff."""
+    headers = (("retry-after-ms", str(retry_after_ms)),) if retry_after_ms is not None else ()
+    return _json_reply(
+        {
+            "error": {
+                "code": status,
+                "message": message,
+                "status": _STATUS_NAMES.get(status, "UNKNOWN"),
+                "type": "fake_error",
+            }
+        },
+        status=status,
+        headers=headers,
+    )
+
+
+def raw_reply(body: bytes, status: int = 200, content_type: str = "application/json") -> Reply:
+    """Exactly these bytes (e.g. an unreadable body)."""
+    return Reply(status=status, body=body, content_type=content_type)
+
+
+def hang(seconds: float = 30.0) -> Reply:
+    """No answer for ``seconds`` (then an empty 504), for timeout tests. Released when the server stops."""
+    return Reply(status=504, body=b"{}", delay_seconds=seconds)
+
+
+def delayed(reply: Reply, seconds: float) -> Reply:
+    """``reply``, sent after ``seconds``."""
+    return Reply(
+        status=reply.status,
+        body=reply.body,
+        content_type=reply.content_type,
+        headers=reply.headers,
+        delay_seconds=seconds,
+        render=reply.render,
+    )
+
+
+# --- Server -----------------------------------------------------------------------------------
+
+
+class EndpointScript:
+    """The replies of one endpoint: a FIFO queue, then ``default``; plus what it received."""
+
+    def __init__(self, name: str, default: ReplySource) -> None:
+        self.name = name
+        self._initial_default = default
+        self.default: ReplySource = default
+        self._queue: deque[ReplySource] = deque()
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+
+    def push(self, *replies: ReplySource) -> None:
+        """Append replies to the queue, answered in order."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """How many queued replies are still unsent."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def last(self) -> RecordedRequest:
+        """The most recent request (fails the test when there is none)."""
+        assert self.requests, f"the fake {self.name} endpoint received no request"
+        return self.requests[-1]
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.default = self._initial_default
+
+    def next_reply(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            source = self._queue.popleft() if self._queue else self.default
+        return source if isinstance(source, Reply) else source(request)
+
+
+def _parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, str], dict[str, UploadedFile]]:
+    message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+    form: dict[str, str] = {}
+    files: dict[str, UploadedFile] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not isinstance(name, str):
+            continue
+        payload = part.get_payload(decode=True)
+        data = payload if isinstance(payload, bytes) else b""
+        filename = part.get_filename()
+        if filename is not None:
+            files[name] = UploadedFile(filename, part.get_content_type(), data)
+        else:
+            form[name] = data.decode("utf-8", errors="replace")
+    return form, files
+
+
+class FakeLLMServer:
+    """A threaded HTTP server on 127.0.0.1 (free port) playing OpenAI and Gemini. See the module doc."""
+
+    def __init__(self) -> None:
+        self.chat = EndpointScript(CHAT, openai_text("fake reply"))
+        self.gemini = EndpointScript(GEMINI, gemini_text("fake reply"))
+        self.transcription = EndpointScript(TRANSCRIPTION, transcription_reply("fake transcript"))
+        self.requests: list[RecordedRequest] = []
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+
+    def start(self) -> FakeLLMServer:
+        handler = _make_handler(self)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def reset(self) -> None:
+        """Forget queued replies, custom defaults and recorded requests."""
+        for script in (self.chat, self.gemini, self.transcription):
+            script.reset()
+        self.requests.clear()
+
+    # addresses
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "the fake LLM server is not running"
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.base_url}/v1"
+
+    @property
+    def gemini_base_url(self) -> str:
+        return f"{self.base_url}/"
+
+    # dispatch (called from handler threads)
+
+    def _script_for(self, path: str) -> tuple[EndpointScript | None, str | None]:
+        if path.endswith("/chat/completions"):
+            return self.chat, None
+        if path.endswith("/audio/transcriptions"):
+            return self.transcription, None
+        if path.endswith(":generateContent") and "/models/" in path:
+            model = path.rsplit("/models/", 1)[1].removesuffix(":generateContent")
+            return self.gemini, model
+        return None, None
+
+    def _handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Reply:
+        parts = urlsplit(target)
+        script, model = self._script_for(parts.path)
+        request = RecordedRequest(
+            method=method,
+            path=parts.path,
+            query=parse_qs(parts.query),
+            headers=headers,
+            body=body,
+            endpoint=script.name if script else None,
+            model=model,
+        )
+        content_type = headers.get("content-type", "")
+        if content_type.startswith("multipart/form-data"):
+            request.form, request.files = _parse_multipart(content_type, body)
+        elif body:
+            try:
+                request.json = json.loads(body)
+            except ValueError:
+                request.json = None
+        self.requests.append(request)
+        if script is None or method != "POST":
+            return _json_reply({"error": {"code": 404, "message": f"no fake endpoint {parts.path}"}}, status=404)
+        reply = script.next_reply(request)
+        if reply.render is not None:
+            rendered, rendered_type = reply.render(request)
+            reply = Reply(reply.status, rendered, rendered_type, reply.headers, reply.delay_seconds)
+        return reply
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; ``False`` when the server is stopping (the reply is then dropped)."""
+        return not self._stopping.wait(seconds)
+
+
+def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: tests assert on recorded requests, not on stderr."""
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            reply = server._handle(self.command, self.path, headers, body)
+            if reply.delay_seconds and not server._wait(reply.delay_seconds):
+                self.close_connection = True
+                return
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(reply.body)))
+                for name, value in reply.headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(reply.body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        do_POST = _serve  # noqa: N815 - the stdlib's dispatch names
+        do_GET = _serve  # noqa: N815
+
+    return Handler
