@@ -1,0 +1,55 @@
+"""Persistence of projects, scenes, media assets, conversations and messages.
+
+:func:`open_storage` gives the configured implementation (SQLite under ``AGENT_DATA_DIR``,
+default ``./data``); everything else depends only on the :class:`Storage` interface.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_app.settings import read_str
+from agent_app.storage.base import (
+    AssetRejectedError,
+    ChatPersistenceLike,
+    NotFoundError,
+    Storage,
+    StorageError,
+)
+from agent_app.storage.media_import import ALLOWED_EXTENSIONS, MIME_BY_EXTENSION, max_upload_bytes
+from agent_app.storage.media_library import ProjectMediaLibrary
+from agent_app.storage.models import Conversation, Project, Scene
+from agent_app.storage.persistence import ConversationPersistence
+from agent_app.storage.sqlite import SqliteStorage
+
+DEFAULT_DATA_DIR = "data"
+
+
+def data_dir_setting() -> Path:
+    """The ``AGENT_DATA_DIR`` setting (default ``./data``, relative to the working directory)."""
+    return Path(read_str("AGENT_DATA_DIR", DEFAULT_DATA_DIR) or DEFAULT_DATA_DIR)
+
+
+def open_storage(data_dir: Path | None = None) -> SqliteStorage:
+    """The default storage: SQLite and media files under ``data_dir`` (or ``AGENT_DATA_DIR``)."""
+    return SqliteStorage(data_dir if data_dir is not None else data_dir_setting())
+
+
+__all__ = [
+    "ALLOWED_EXTENSIONS",
+    "MIME_BY_EXTENSION",
+    "AssetRejectedError",
+    "ChatPersistenceLike",
+    "Conversation",
+    "ConversationPersistence",
+    "NotFoundError",
+    "Project",
+    "ProjectMediaLibrary",
+    "Scene",
+    "SqliteStorage",
+    "Storage",
+    "StorageError",
+    "data_dir_setting",
+    "max_upload_bytes",
+    "open_storage",
+]

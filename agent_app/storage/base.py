@@ -1,0 +1,103 @@
+"""The storage interface the page, the stores and the tools depend on.
+
+The page only ever talks to :class:`Storage`, so a shared SQL database (PostgreSQL behind several
+app replicas) can replace the default SQLite file without touching the UI. Every method takes and
+returns the shared pydantic types; nothing outside an implementation sees SQL or file paths other
+than :meth:`Storage.media_path`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import BinaryIO, Protocol, runtime_checkable
+
+from agent_app.storage.models import Conversation, Project, Scene
+from agent_app.types import ChatMessage, MediaAsset
+
+
+class StorageError(Exception):
+    """A storage operation failed; the message is safe to show a user."""
+
+
+class NotFoundError(StorageError):
+    """The project, scene, asset or conversation named does not exist."""
+
+
+class AssetRejectedError(StorageError):
+    """An upload was refused (too large, not a media file); nothing of it was kept."""
+
+
+@runtime_checkable
+class ChatPersistenceLike(Protocol):
+    """Structural twin of ``agent_app.stores.ChatPersistence`` (the chat store's write-through hook).
+
+    Repeated here so storage does not import the stores module; any object with these two methods
+    satisfies both.
+    """
+
+    def message_added(self, message: ChatMessage) -> None: ...
+
+    def messages_cleared(self) -> None: ...
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Projects, scenes, media assets, conversations and messages.
+
+    It is also a :class:`~agent_app.types.MediaLibrary` (``get_asset``/``media_path``) across all
+    projects; use :class:`~agent_app.storage.media_library.ProjectMediaLibrary` to hand a tool only
+    the current project's media.
+    """
+
+    # --- projects -------------------------------------------------------------------------------
+    def create_project(self, name: str) -> Project: ...
+
+    def get_project(self, project_id: str) -> Project | None: ...
+
+    def list_projects(self) -> list[Project]: ...
+
+    def rename_project(self, project_id: str, name: str) -> Project: ...
+
+    # --- scenes ---------------------------------------------------------------------------------
+    def create_scene(self, project_id: str, name: str) -> Scene: ...
+
+    def get_scene(self, scene_id: str) -> Scene | None: ...
+
+    def list_scenes(self, project_id: str) -> list[Scene]: ...
+
+    def rename_scene(self, scene_id: str, name: str) -> Scene: ...
+
+    # --- media ----------------------------------------------------------------------------------
+    def import_asset(self, project_id: str, file_name: str, data: BinaryIO) -> MediaAsset: ...
+
+    def get_asset(self, asset_id: str) -> MediaAsset | None: ...
+
+    def media_path(self, asset_id: str) -> Path | None: ...
+
+    def list_assets(self, project_id: str) -> list[MediaAsset]: ...
+
+    def asset_project_id(self, asset_id: str) -> str | None: ...
+
+    def remove_asset(self, asset_id: str) -> None: ...
+
+    # --- conversations --------------------------------------------------------------------------
+    def create_conversation(self, project_id: str, title: str = "") -> Conversation: ...
+
+    def get_conversation(self, conversation_id: str) -> Conversation | None: ...
+
+    def list_conversations(self, project_id: str) -> list[Conversation]: ...
+
+    def append_message(self, conversation_id: str, message: ChatMessage) -> None: ...
+
+    def load_messages(self, conversation_id: str, *, limit: int | None = None) -> list[ChatMessage]: ...
+
+    def count_messages(self, conversation_id: str) -> int: ...
+
+    def clear_messages(self, conversation_id: str) -> None: ...
+
+    def chat_persistence(self, conversation_id: str) -> ChatPersistenceLike: ...
+
+    @property
+    def data_dir(self) -> Path: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,143 @@
+"""Accepting an upload as a media asset: copy it to disk in bounded chunks, then prove it is media.
+
+The user's file name only contributes a lower-cased extension from a fixed allow-list; the file on
+disk gets a generated name, so no upload can choose where it is written. The size limit is checked
+while copying (an oversized upload is never fully written), and PyAV (FFmpeg) decides whether the
+bytes really are audio or video — an extension proves nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import av
+
+from agent_app.settings import read_int
+from agent_app.storage.base import AssetRejectedError
+from agent_app.types import MediaKind
+
+CHUNK_BYTES = 1024 * 1024
+DEFAULT_MAX_UPLOAD_MB = 1024
+
+MIME_BY_EXTENSION: dict[str, str] = {
+    "mp4": "video/mp4",
+    "mov": "video/quicktime",
+    "webm": "video/webm",
+    "mkv": "video/x-matroska",
+    "m4a": "audio/mp4",
+    "mp3": "audio/mpeg",
+    "wav": "audio/wav",
+}
+"""The upload types the page accepts, and the MIME type each is served with."""
+
+ALLOWED_EXTENSIONS: tuple[str, ...] = tuple(MIME_BY_EXTENSION)
+
+# Video containers holding only sound are served as audio, so the browser shows an audio player.
+_AUDIO_MIME_OF_VIDEO_CONTAINER = {"mp4": "audio/mp4", "webm": "audio/webm", "mkv": "audio/x-matroska"}
+
+# Demuxers that read still images: FFmpeg opens a PNG as a one-frame "video", which is not media.
+_IMAGE_FORMAT_MARKERS = ("image2", "_pipe", "gif", "apng", "webp")
+
+
+@dataclass(frozen=True)
+class ProbedMedia:
+    """What PyAV found in an imported file."""
+
+    kind: MediaKind
+    duration_ms: int | None
+    has_audio: bool
+    has_video: bool
+
+
+def max_upload_bytes() -> int:
+    """The ``AGENT_MAX_UPLOAD_MB`` setting in bytes (default 1024 MB); it must be positive."""
+    megabytes = read_int("AGENT_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB)
+    if megabytes <= 0:
+        raise ValueError("Setting AGENT_MAX_UPLOAD_MB must be a positive number of megabytes")
+    return megabytes * 1024 * 1024
+
+
+def extension_of(file_name: str) -> str:
+    """The allowed, lower-cased extension of ``file_name``; raise :class:`AssetRejectedError` otherwise."""
+    suffix = Path(file_name).suffix.lower().lstrip(".")
+    if suffix not in MIME_BY_EXTENSION:
+        allowed = ", ".join(ALLOWED_EXTENSIONS)
+        raise AssetRejectedError(f"“{file_name}” is not a supported media file (allowed: {allowed})")
+    return suffix
+
+
+def mime_type_for(extension: str, kind: MediaKind) -> str:
+    """The MIME type to serve a file of this (allowed) extension and probed kind with."""
+    if kind == "audio":
+        return _AUDIO_MIME_OF_VIDEO_CONTAINER.get(extension, MIME_BY_EXTENSION[extension])
+    return MIME_BY_EXTENSION[extension]
+
+
+def _format_megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.0f} MB" if size >= 1024 * 1024 else f"{size} bytes"
+
+
+def copy_limited(data: BinaryIO, target: Path, limit_bytes: int, display_name: str) -> int:
+    """Copy ``data`` into the new file ``target`` in chunks; stop and delete it past ``limit_bytes``.
+
+    Returns the number of bytes written. An empty upload is refused too: it cannot be media.
+    """
+    written = 0
+    try:
+        with target.open("xb") as out:
+            while chunk := data.read(CHUNK_BYTES):
+                written += len(chunk)
+                if written > limit_bytes:
+                    raise AssetRejectedError(
+                        f"“{display_name}” is too large: the limit is {_format_megabytes(limit_bytes)} "
+                        "(setting AGENT_MAX_UPLOAD_MB)"
+                    )
+                out.write(chunk)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    if written == 0:
+        target.unlink(missing_ok=True)
+        raise AssetRejectedError(f"“{display_name}” is empty")
+    return written
+
+
+def _is_cover_art(stream: av.stream.Stream) -> bool:
+    """An MP3/M4A album cover is stored as a one-picture video stream; it does not make a video."""
+    disposition = stream.disposition
+    return bool(disposition & (av.stream.Disposition.attached_pic | av.stream.Disposition.still_image))
+
+
+def probe_media(path: Path, display_name: str) -> ProbedMedia:
+    """Open ``path`` with PyAV and report its kind and duration; refuse anything without audio/video."""
+    not_media = AssetRejectedError(f"“{display_name}” is not a readable audio or video file")
+    try:
+        container = av.open(str(path), mode="r")
+    except (av.FFmpegError, OSError, ValueError) as exc:
+        raise not_media from exc
+    with contextlib.closing(container):
+        format_name = container.format.name or ""
+        if any(marker in format_name for marker in _IMAGE_FORMAT_MARKERS):
+            raise not_media
+        has_video = any(not _is_cover_art(stream) for stream in container.streams.video)
+        has_audio = len(container.streams.audio) > 0
+        if not (has_video or has_audio):
+            raise AssetRejectedError(f"“{display_name}” contains no audio or video stream")
+        duration_ms = _duration_ms(container)
+    return ProbedMedia(
+        kind="video" if has_video else "audio", duration_ms=duration_ms, has_audio=has_audio, has_video=has_video
+    )
+
+
+def _duration_ms(container: av.container.InputContainer) -> int | None:
+    """The container's duration, else its longest stream's; ``None`` when FFmpeg cannot tell."""
+    if container.duration is not None and container.duration > 0:
+        return int(container.duration // 1000)  # AV_TIME_BASE is microseconds
+    longest: float = 0.0
+    for stream in container.streams:
+        if stream.duration is not None and stream.time_base is not None:
+            longest = max(longest, float(stream.duration * stream.time_base))
+    return int(longest * 1000) if longest > 0 else None

@@ -1,0 +1,40 @@
+"""The records the storage keeps besides the shared types: projects, scenes and conversations.
+
+They use the same camelCase wire base as :mod:`agent_app.types` so a future HTTP API or export can
+serialise them without a second set of names. Media assets are the shared
+:class:`~agent_app.types.MediaAsset` (the storage adds only where the bytes live, which it never
+hands out except through :meth:`~agent_app.storage.base.Storage.media_path`).
+"""
+
+from __future__ import annotations
+
+from agent_app.types import WireModel
+
+
+class Project(WireModel):
+    """A creator's project: the unit that owns scenes, media and conversations."""
+
+    id: str
+    name: str
+    created_at: int
+
+
+class Scene(WireModel):
+    """A scene of a project, in the order the creator added them."""
+
+    id: str
+    project_id: str
+    name: str
+    position: int
+    created_at: int
+
+
+class Conversation(WireModel):
+    """A chat with the assistant inside a project. ``title`` is the first user message, shortened."""
+
+    id: str
+    project_id: str
+    title: str
+    created_at: int
+    updated_at: int
+    message_count: int = 0
