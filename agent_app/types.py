@@ -61,11 +61,18 @@ class WireModel(BaseModel):
 
 
 class ToolCall(WireModel):
-    """One call of a tool requested by the model. ``id`` is never empty (adapters synthesize one)."""
+    """One call of a tool requested by the model. ``id`` is never empty (adapters synthesize one).
+
+    ``arguments_error`` is set by an adapter when the provider sent arguments it could not read
+    (malformed JSON from an OpenAI-compatible server); ``args`` is then ``{}``. Such a call must not
+    run: the orchestrator answers it with a ``ToolResult`` whose ``error`` is this text, so the model
+    can retry, instead of the whole request failing.
+    """
 
     id: str = Field(min_length=1)
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
+    arguments_error: str | None = None
 
 
 class ToolResult(WireModel):
