@@ -11,9 +11,11 @@ tool is worse than a loud one.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import importlib.util
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -45,11 +47,17 @@ class ToolHookSpec:
 
 
 def _load_module_from_path(path: Path) -> ModuleType:
-    """Import a plugin file under a private module name, so ``plugins/`` need not be on sys.path."""
-    name = f"{PROJECT_NAME}_plugin_{path.stem}"
+    """Import a plugin file under a private module name, so ``plugins/`` need not be on sys.path.
+
+    The name includes a digest of the file's full path: two directories may both hold an
+    ``echo_context.py``, and the second must not silently reuse the first one's module.
+    """
+    resolved = path.resolve()
+    digest = hashlib.sha1(str(resolved).encode(), usedforsecurity=False).hexdigest()[:10]
+    name = f"{PROJECT_NAME}_plugin_{path.stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, resolved)
     if spec is None or spec.loader is None:
         raise ToolConfigurationError(f"Tool plugin {path.name} cannot be loaded")
     module = importlib.util.module_from_spec(spec)
@@ -62,46 +70,83 @@ def _load_module_from_path(path: Path) -> ModuleType:
     return module
 
 
+def _register(manager: pluggy.PluginManager, plugin: object, name: str, label: str) -> None:
+    """Register ``plugin``; a hook implementation pluggy rejects (wrong signature) names ``label``."""
+    try:
+        manager.register(plugin, name=name)
+    except Exception as exc:
+        raise ToolConfigurationError(f"Tool plugin {label} failed to load: {type(exc).__name__}: {exc}") from exc
+
+
+def _load_entry_points(manager: pluggy.PluginManager) -> None:
+    """Register every installed package's ``agent_app.tools`` entry point.
+
+    pluggy's ``load_setuptools_entrypoints`` does the same, but its failure does not say which
+    package broke; this loop names the entry point, its target and its distribution.
+    """
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        plugin_name = f"entry-point:{entry_point.name}"
+        if manager.has_plugin(plugin_name) or manager.is_blocked(plugin_name):
+            continue
+        distribution = entry_point.dist.name if entry_point.dist is not None else "unknown package"
+        label = f"{entry_point.name} = {entry_point.value} (entry point of {distribution})"
+        try:
+            plugin = entry_point.load()
+        except Exception as exc:
+            raise ToolConfigurationError(f"Tool plugin {label} failed to load: {type(exc).__name__}: {exc}") from exc
+        _register(manager, plugin, plugin_name, label)
+
+
 def create_plugin_manager(plugins_dir: Path | None = None, *, entry_points: bool = True) -> pluggy.PluginManager:
-    """A plugin manager with the modules of ``plugins_dir`` and, optionally, installed packages."""
+    """A plugin manager with the modules of ``plugins_dir`` and, optionally, installed packages.
+
+    ``plugins_dir`` defaults to the ``AGENT_PLUGINS_DIR`` setting, then the repository's
+    ``plugins/``; a directory that does not exist is an error (a typo must not hide every tool).
+    """
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(ToolHookSpec)
     directory = plugins_dir if plugins_dir is not None else Path(read_str("AGENT_PLUGINS_DIR") or DEFAULT_PLUGINS_DIR)
-    if directory.is_dir():
-        for path in sorted(directory.glob("*.py")):
-            if path.name.startswith("_"):
-                continue
-            manager.register(_load_module_from_path(path), name=f"file:{path.stem}")
+    if not directory.is_dir():
+        raise ToolConfigurationError(f"Tool plugin directory {directory} does not exist")
+    for path in sorted(directory.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        _register(manager, _load_module_from_path(path), f"file:{path.stem}", path.name)
     if entry_points:
-        try:
-            manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-        except Exception as exc:
-            raise ToolConfigurationError(
-                f"An installed tool plugin (entry point group {ENTRY_POINT_GROUP}) failed to load: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+        _load_entry_points(manager)
+    try:
+        manager.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise ToolConfigurationError(f"Tool plugin {exc.plugin!r} failed to load: {exc}") from exc
     return manager
 
 
 def available_tools(manager: pluggy.PluginManager) -> dict[str, ToolDefinition]:
     """Every tool any plugin offers, by name; two plugins offering one name is an error."""
     tools: dict[str, ToolDefinition] = {}
+    owners: dict[str, str] = {}
     for impl in manager.hook.agent_app_tools.get_hookimpls():
         plugin_name = manager.get_name(impl.plugin) or repr(impl.plugin)
         try:
             offered = impl.function()
-            if not isinstance(offered, Iterable):
-                raise ToolConfigurationError(f"Tool plugin {plugin_name} returned {offered!r}, not a list of tools")
         except Exception as exc:
             raise ToolConfigurationError(
                 f"Tool plugin {plugin_name} failed to list its tools: {type(exc).__name__}: {exc}"
             ) from exc
+        if isinstance(offered, str | bytes | Mapping) or not isinstance(offered, Iterable):
+            raise ToolConfigurationError(f"Tool plugin {plugin_name} returned {offered!r}, not a list of tools")
         for tool in offered:
             if not isinstance(tool, ToolDefinition):
                 raise ToolConfigurationError(f"Tool plugin {plugin_name} returned {tool!r}, not a ToolDefinition")
+            keys = [parameter.key for parameter in tool.parameters]
+            if len(set(keys)) != len(keys):
+                raise ToolConfigurationError(f"Tool {tool.name!r} of plugin {plugin_name} declares a parameter twice")
             if tool.name in tools:
-                raise ToolConfigurationError(f"Tool {tool.name!r} is provided by more than one plugin")
+                raise ToolConfigurationError(
+                    f"Tool {tool.name!r} is provided by more than one plugin: {owners[tool.name]} and {plugin_name}"
+                )
             tools[tool.name] = tool
+            owners[tool.name] = plugin_name
     return tools
 
 

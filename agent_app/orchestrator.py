@@ -1,0 +1,300 @@
+"""The agent loop: send the history, run the tools the model asks for, feed the results back, stop.
+
+One :meth:`Orchestrator.run` is one user turn. It talks to the model only through a
+:class:`~agent_app.types.ChatClient` (never an SDK), to tools only through the
+:class:`~agent_app.registry.ToolRegistry`, and to the page only through the stores and an optional
+:class:`OrchestratorListener`, so the same loop runs in the page, behind an HTTP client and in tests.
+
+The failure rules, which the spec draws between two kinds of error:
+
+* A *tool* failing (it raises, its arguments are invalid, it does not exist, its result cannot be
+  sent) is part of the conversation: it becomes a ``ToolResult.error`` and the loop goes on, so the
+  model can recover.
+* The *model* being unreachable (``ChatClientError`` or any exception from the client) ends the
+  run: the chat store's ``error`` is set, status ``error``; nothing appended so far is removed.
+
+Everything appended goes to both the local history (what the next request sends) and the chat
+store (what the page shows and storage keeps), in the same order.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from agent_app.registry import ToolRegistry
+from agent_app.stores import AgentStore, ChatStore
+from agent_app.types import (
+    AgentContext,
+    ChatClient,
+    ChatClientError,
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    ExecutionState,
+    MediaLibrary,
+    ToolCall,
+    ToolEnvironment,
+    ToolResult,
+)
+from agent_app.validation import describe_unknown_tool, normalize_tool_args, validate_tool_args
+
+logger = logging.getLogger(__name__)
+
+MAX_ITERATIONS = 8
+"""The spec's hard cap on provider round trips in one run."""
+
+ITERATION_LIMIT_MESSAGE = "Reached maximum iteration limit"
+"""The assistant message appended when the cap stops a run."""
+
+MAX_RESULT_CHARS = 100_000
+"""Largest tool result (as JSON text) sent back to the model: about 25k tokens. A bigger one would
+crowd the model's context window and every later request of the run; the tool gets an error that
+asks for a narrower call instead (``transcribe_video`` can take a ``startMs``/``endMs`` range)."""
+
+SUMMARY_CHARS = 200
+"""Longest error text quoted in a tool message's human-readable ``content``."""
+
+
+class OrchestratorBusyError(RuntimeError):
+    """:meth:`Orchestrator.run` was called while a run of the same orchestrator is in progress."""
+
+
+class OrchestratorListener(Protocol):
+    """What the page watches to show live status. Every method is called synchronously from
+    :meth:`Orchestrator.run`; an exception raised here is logged and otherwise ignored."""
+
+    def on_status(self, status: ExecutionState, active_tool: str | None) -> None:
+        """The agent store's status or active tool changed."""
+        ...
+
+    def on_message(self, message: ChatMessage) -> None:
+        """``message`` was appended to the history and the chat store."""
+        ...
+
+    def on_tool_progress(self, call: ToolCall, fraction: float, message: str) -> None:
+        """The running tool reported progress (``fraction`` clamped to 0..1)."""
+        ...
+
+
+class Orchestrator:
+    """Runs the spec's tool-call loop over the given client, registry and stores."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        registry: ToolRegistry,
+        chat: ChatStore,
+        agent: AgentStore,
+        *,
+        media: MediaLibrary | None = None,
+        data_dir: Path | None = None,
+        listener: OrchestratorListener | None = None,
+        max_iterations: int = MAX_ITERATIONS,
+        max_result_chars: int = MAX_RESULT_CHARS,
+    ) -> None:
+        if max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1")
+        self.client = client
+        self.registry = registry
+        self.chat = chat
+        self.agent = agent
+        self.media = media
+        self.data_dir = data_dir
+        self.listener = listener
+        self.max_iterations = max_iterations
+        self.max_result_chars = max_result_chars
+        self._lock = threading.Lock()
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def run(self, messages: Sequence[ChatMessage] | None = None, context: AgentContext | None = None) -> None:
+        """Run one turn to its end: a final answer, the iteration cap, or an error in the chat store.
+
+        ``messages`` defaults to the chat store's history (the page appends the user's message
+        first), ``context`` to the agent store's. Never raises for a model or tool failure; raises
+        :class:`OrchestratorBusyError` if this orchestrator is already running (a second run would
+        interleave its messages with the first's).
+        """
+        if not self._lock.acquire(blocking=False):
+            raise OrchestratorBusyError("The assistant is still working on the previous message")
+        finished = False
+        try:
+            history = list(messages) if messages is not None else self.chat.messages
+            if context is None:
+                context = self.agent.context
+            self.chat.set_error(None)
+            self.chat.set_loading(True)
+            self._loop(history, context)
+            finished = True
+        except Exception as exc:  # noqa: BLE001 - any failure must end in the error state, logged in _fail
+            self._fail(exc)
+            finished = True
+        finally:
+            self.chat.set_loading(False)
+            if not finished:
+                # Interrupted from outside (a Streamlit rerun or stop, KeyboardInterrupt): the run
+                # is over, so the page must not keep showing it as busy.
+                self.agent.reset()
+            self._lock.release()
+
+    def _loop(self, history: list[ChatMessage], context: AgentContext | None) -> None:
+        for _ in range(self.max_iterations):
+            self._set_status("sending")
+            response = self._send(ChatRequest(messages=history, context=context))
+            if not response.tool_calls:
+                self._set_status("responding")
+                self._append(
+                    history,
+                    ChatMessage(
+                        role="assistant", content=response.content, provider_metadata=response.provider_metadata
+                    ),
+                )
+                self._set_status("idle")
+                return
+            self._append(
+                history,
+                ChatMessage(
+                    role="assistant",
+                    content=response.content,
+                    tool_calls=response.tool_calls,
+                    provider_metadata=response.provider_metadata,
+                ),
+            )
+            self._set_status("processing")
+            for call in response.tool_calls:
+                result = self._resolve(call, context)
+                self._append(history, ChatMessage(role="tool", content=summarize(result), tool_result=result))
+        self._append(history, ChatMessage(role="assistant", content=ITERATION_LIMIT_MESSAGE))
+        self._set_status("idle")
+
+    def _send(self, request: ChatRequest) -> ChatResponse:
+        """One round trip; every failure of the client becomes a :class:`ChatClientError`."""
+        try:
+            response = self.client.send(request)
+        except ChatClientError:
+            raise
+        except Exception as exc:
+            # A ChatClient should raise ChatClientError; anything else may carry a URL or a header
+            # in its text, so only its type is shown and the details go to the server log.
+            logger.warning("Chat client failed", exc_info=True)
+            raise ChatClientError(f"The assistant could not be reached ({type(exc).__name__})") from exc
+        if not isinstance(response, ChatResponse):
+            raise ChatClientError(f"The assistant's answer was not understood ({type(response).__name__})")
+        return response
+
+    # -- one tool call ---------------------------------------------------------------------------
+
+    def _resolve(self, call: ToolCall, context: AgentContext | None) -> ToolResult:
+        """Validate and run one call; every failure becomes the result's ``error``."""
+        tool = self.registry.get(call.name)
+        if tool is None:
+            return ToolResult(
+                tool_call_id=call.id, name=call.name, error=describe_unknown_tool(call.name, self.registry.names())
+            )
+        problem = validate_tool_args(tool, call.args)
+        if problem is not None:
+            return ToolResult(tool_call_id=call.id, name=call.name, error=problem)
+
+        environment = ToolEnvironment(
+            context=context,
+            media=self.media,
+            data_dir=self.data_dir,
+            report_progress=lambda fraction, message: self._progress(call, fraction, message),
+        )
+        self._set_status("processing", call.name)
+        started = time.perf_counter()
+        try:
+            raw = tool.execute(normalize_tool_args(tool, call.args), environment)
+            result = self._sendable(call.name, raw)
+            error = None
+        except Exception as exc:
+            logger.info("Tool %s failed", call.name, exc_info=True)
+            result, error = None, describe_exception(exc)
+        finally:
+            duration_ms = round((time.perf_counter() - started) * 1000)
+            self._set_status("processing", None)
+        return ToolResult(tool_call_id=call.id, name=call.name, result=result, error=error, duration_ms=duration_ms)
+
+    def _sendable(self, name: str, raw: object) -> object:
+        """``raw`` as plain JSON data (models, dataclasses, paths... converted), or a clear error.
+
+        Checked here, not when the next request fails, so the failure is the tool's and the loop
+        can go on.
+        """
+        try:
+            data = to_jsonable_python(raw)
+            text = json.dumps(data, allow_nan=False)
+        except (PydanticSerializationError, TypeError, ValueError) as exc:
+            raise ValueError(f"{name} returned a result that is not JSON-serializable ({exc})") from None
+        if len(text) > self.max_result_chars:
+            raise ValueError(
+                f"{name} returned {len(text):,} characters of JSON, more than the {self.max_result_chars:,} "
+                "that can be sent to the model; call it again with narrower arguments"
+            )
+        return data
+
+    # -- stores and listener ---------------------------------------------------------------------
+
+    def _append(self, history: list[ChatMessage], message: ChatMessage) -> None:
+        stored = self.chat.add_message(message)
+        history.append(stored)
+        self._notify("on_message", stored)
+
+    def _set_status(self, status: ExecutionState, active_tool: str | None = None) -> None:
+        self.agent.set_status(status)
+        self.agent.set_active_tool(active_tool)
+        self._notify("on_status", status, active_tool)
+
+    def _progress(self, call: ToolCall, fraction: float, message: str) -> None:
+        try:
+            clamped = min(1.0, max(0.0, float(fraction)))
+        except (TypeError, ValueError):
+            clamped = 0.0
+        self._notify("on_tool_progress", call, clamped, str(message))
+
+    def _notify(self, method: str, *args: object) -> None:
+        """Call the listener, if any; its failure must not end the run or leave the stores half-set."""
+        if self.listener is None:
+            return
+        try:
+            getattr(self.listener, method)(*args)
+        except Exception:
+            logger.warning("Orchestrator listener %s failed", method, exc_info=True)
+
+    def _fail(self, exc: Exception) -> None:
+        """End the run in the error state with a message that is safe to show."""
+        if isinstance(exc, ChatClientError):
+            message = str(exc) or "The assistant could not be reached"
+            logger.info("Orchestrator run failed: %s", message)
+        else:
+            # Our own failure (a store or its persistence): worth a traceback in the server log.
+            message = f"Internal error: {describe_exception(exc)}"
+            logger.exception("Orchestrator run failed")
+        self.chat.set_error(message)
+        self.agent.set_active_tool(None)
+        self.agent.set_status("error")
+        self._notify("on_status", "error", None)
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"Type: message"``: what a user or the model needs, without a traceback."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def summarize(result: ToolResult) -> str:
+    """The short human-readable ``content`` of a tool message (the data is in ``tool_result``)."""
+    if result.error is not None:
+        error = result.error if len(result.error) <= SUMMARY_CHARS else result.error[: SUMMARY_CHARS - 3] + "..."
+        return f"{result.name} failed: {error}"
+    if result.duration_ms is None:
+        return f"{result.name} finished"
+    return f"{result.name} finished in {result.duration_ms / 1000:.1f} s"

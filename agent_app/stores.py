@@ -1,0 +1,209 @@
+"""The chat store and the agent store: the spec's Zustand stores over any ``MutableMapping``.
+
+In the app the mapping is ``st.session_state``, so the state survives Streamlit's reruns; in tests
+it is a plain ``dict``. Each store keeps its fields under namespaced keys (``chat.messages``,
+``agent.status``, ...) so two stores, or a store and the page's own widgets, never collide.
+
+What is kept in the mapping is JSON text (the history as an insertion-ordered ``{id: json}`` dict,
+which makes a duplicate id cheap to refuse) and plain scalars, never live model objects, because:
+
+* a reader can never mutate the stored history by accident (every read builds fresh models);
+* Streamlit reloads changed modules during development, and objects of a reloaded class would no
+  longer be instances of the new one; JSON survives that (and pickling, if session state is
+  ever required to be serializable);
+* whatever a store accepts is, by construction, something storage and the wire can carry, so a
+  non-serializable message fails when it is added, with a clear error, not later in a save.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from typing import Any, Protocol, get_args
+
+from agent_app.types import AgentContext, ChatMessage, ExecutionState
+
+EXECUTION_STATES: tuple[ExecutionState, ...] = get_args(ExecutionState)
+
+
+class ChatPersistence(Protocol):
+    """The counterpart of the spec's ``persist(...)``: where a chat is written through to storage.
+
+    The store calls it *after* its own state is updated, so a failing persistence loses nothing
+    from the session; the exception propagates to the caller, who decides how to report it.
+    """
+
+    def message_added(self, message: ChatMessage) -> None:
+        """``message`` was appended to the conversation."""
+        ...
+
+    def messages_cleared(self) -> None:
+        """The conversation was emptied."""
+        ...
+
+
+class ChatStore:
+    """``messages``, ``loading`` and ``error`` of one conversation, with the spec's actions."""
+
+    def __init__(
+        self,
+        state: MutableMapping[str, Any],
+        *,
+        key: str = "chat",
+        persistence: ChatPersistence | None = None,
+    ) -> None:
+        self._state = state
+        self._messages_key = f"{key}.messages"
+        self._loading_key = f"{key}.loading"
+        self._error_key = f"{key}.error"
+        self._persistence = persistence
+        state.setdefault(self._messages_key, {})
+        state.setdefault(self._loading_key, False)
+        state.setdefault(self._error_key, None)
+
+    # -- state -----------------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        """The history, oldest first: fresh objects every call, so changing them changes nothing."""
+        return [ChatMessage.model_validate_json(raw) for raw in self._raw_messages().values()]
+
+    @property
+    def loading(self) -> bool:
+        """Whether a request (an orchestrator run) is in progress."""
+        return bool(self._state.get(self._loading_key, False))
+
+    @property
+    def error(self) -> str | None:
+        """The last API or network error shown to the user, until cleared."""
+        value = self._state.get(self._error_key)
+        return None if value is None else str(value)
+
+    @property
+    def persistence(self) -> ChatPersistence | None:
+        """Where added messages are written through, if anywhere."""
+        return self._persistence
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def add_message(self, message: ChatMessage | Mapping[str, Any]) -> ChatMessage:
+        """Append ``message`` and write it through to persistence; return the stored message.
+
+        Accepts a :class:`ChatMessage` or its dictionary form in either spelling (the spec's
+        ``{"role": "user", "content": "Hello"}``); a missing ``id``/``timestamp`` is filled in.
+        Raises ``ValueError`` (pydantic's ``ValidationError`` is one) for an invalid message, one
+        that is not JSON-serializable, or an ``id`` already in the conversation; nothing changes then.
+        """
+        model = message if isinstance(message, ChatMessage) else ChatMessage.model_validate(dict(message))
+        raw = model.model_dump_json(by_alias=True, exclude_none=True)
+        stored = ChatMessage.model_validate_json(raw)
+        existing = self._raw_messages()
+        if stored.id in existing:
+            raise ValueError(f"A message with id {stored.id!r} is already in the conversation")
+        self._state[self._messages_key] = {**existing, stored.id: raw}
+        if self._persistence is not None:
+            self._persistence.message_added(stored.model_copy(deep=True))
+        return stored
+
+    def set_loading(self, value: bool) -> None:
+        """Mark a request as in progress (or finished)."""
+        self._state[self._loading_key] = bool(value)
+
+    def set_error(self, error: str | None) -> None:
+        """Show ``error`` (``None`` clears it). A request that failed is over, so ``loading`` ends too."""
+        self._state[self._error_key] = None if error is None else str(error)
+        self._state[self._loading_key] = False
+
+    def clear_messages(self) -> None:
+        """Empty the conversation and forget its error; persistence is told."""
+        self._state[self._messages_key] = {}
+        self._state[self._error_key] = None
+        if self._persistence is not None:
+            self._persistence.messages_cleared()
+
+    def load_messages(self, messages: list[ChatMessage]) -> None:
+        """Replace the history with ``messages`` read from storage, *without* writing them back.
+
+        Used when a stored conversation is reopened; its error (if any) belonged to the previous
+        conversation and is cleared. Invalid or duplicate messages raise before anything changes.
+        """
+        raws: dict[str, str] = {}
+        for message in messages:
+            if message.id in raws:
+                raise ValueError(f"A message with id {message.id!r} appears twice")
+            raws[message.id] = message.model_dump_json(by_alias=True, exclude_none=True)
+        self._state[self._messages_key] = raws
+        self._state[self._error_key] = None
+
+    def set_persistence(self, persistence: ChatPersistence | None) -> None:
+        """Write future changes through to ``persistence`` (``None``: keep them in the session only)."""
+        self._persistence = persistence
+
+    def _raw_messages(self) -> dict[str, str]:
+        """The stored history: message id -> JSON, in insertion order (ids are unique by construction)."""
+        value = self._state.get(self._messages_key, {})
+        if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+            raise TypeError(f"Session state {self._messages_key!r} does not hold a chat history written by ChatStore")
+        return dict(value)
+
+
+class AgentStore:
+    """``status``, ``active_tool`` and ``context`` of the agent, with the spec's actions."""
+
+    def __init__(self, state: MutableMapping[str, Any], *, key: str = "agent") -> None:
+        self._state = state
+        self._status_key = f"{key}.status"
+        self._active_tool_key = f"{key}.active_tool"
+        self._context_key = f"{key}.context"
+        state.setdefault(self._status_key, "idle")
+        state.setdefault(self._active_tool_key, None)
+        state.setdefault(self._context_key, None)
+
+    @property
+    def status(self) -> ExecutionState:
+        """What the agent is doing: ``idle``, ``sending``, ``processing``, ``responding`` or ``error``."""
+        value = self._state.get(self._status_key, "idle")
+        return _check_status(value)
+
+    @property
+    def active_tool(self) -> str | None:
+        """The tool running right now, if any."""
+        value = self._state.get(self._active_tool_key)
+        return None if value is None else str(value)
+
+    @property
+    def context(self) -> AgentContext | None:
+        """The workspace context sent with every request (a fresh object every call)."""
+        raw = self._state.get(self._context_key)
+        return None if raw is None else AgentContext.model_validate_json(raw)
+
+    def set_status(self, status: ExecutionState) -> None:
+        """Change the status; an unknown status is a ``ValueError`` listing the valid ones."""
+        self._state[self._status_key] = _check_status(status)
+
+    def set_active_tool(self, name: str | None) -> None:
+        """Name the tool that is running (``None``: none)."""
+        self._state[self._active_tool_key] = name
+
+    def set_context(self, context: AgentContext | Mapping[str, Any] | None) -> None:
+        """Replace the workspace context (a model or its dictionary form in either spelling)."""
+        if context is None:
+            self._state[self._context_key] = None
+            return
+        model = context if isinstance(context, AgentContext) else AgentContext.model_validate(dict(context))
+        self._state[self._context_key] = model.model_dump_json(by_alias=True, exclude_none=True)
+
+    def reset(self) -> None:
+        """Back to ``idle`` with no active tool.
+
+        The context is kept: it describes the user's workspace (project, player position), not the
+        run that just ended, and the next request needs it just the same.
+        """
+        self._state[self._status_key] = "idle"
+        self._state[self._active_tool_key] = None
+
+
+def _check_status(value: object) -> ExecutionState:
+    for status in EXECUTION_STATES:
+        if value == status:
+            return status
+    raise ValueError(f"Unknown execution status {value!r}; expected one of: {', '.join(EXECUTION_STATES)}")

@@ -1,0 +1,107 @@
+"""The shared types: importable from every module, snake_case in Python, camelCase on the wire."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from typing import get_args
+
+import agent_app
+from agent_app import types
+from agent_app.types import (
+    AgentContext,
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    ExecutionState,
+    MediaAsset,
+    ToolCall,
+    ToolDefinition,
+    ToolEnvironment,
+    ToolParameter,
+    ToolResult,
+)
+
+SCRIPT_MODULES = {"agent_app.ui.page"}
+"""Streamlit page scripts draw the page when imported; AppTest runs those, not a plain import."""
+
+
+def test_types_are_importable_everywhere() -> None:
+    # Every module of the package imports (so every import of agent_app.types in it resolves), and
+    # the spec's six names are the very objects other modules get.
+    for module in pkgutil.walk_packages(agent_app.__path__, prefix="agent_app."):
+        if module.name not in SCRIPT_MODULES:
+            importlib.import_module(module.name)
+    for name in ("ChatMessage", "ToolCall", "ToolResult", "ExecutionState", "AgentContext", "ToolDefinition"):
+        assert hasattr(types, name), name
+    from agent_app import orchestrator, registry, stores, validation
+
+    assert getattr(stores, "ChatMessage") is ChatMessage  # noqa: B009 - not re-exported on purpose
+    assert getattr(orchestrator, "ToolResult") is ToolResult  # noqa: B009
+    assert getattr(registry, "ToolDefinition") is ToolDefinition  # noqa: B009
+    assert getattr(validation, "ToolDefinition") is ToolDefinition  # noqa: B009
+    assert get_args(ExecutionState) == ("idle", "sending", "processing", "responding", "error")
+
+
+def test_camel_case_wire_form_round_trips_both_ways() -> None:
+    wire = {
+        "id": "m1",
+        "role": "assistant",
+        "content": "",
+        "toolCalls": [{"id": "c1", "name": "transcribe_video", "args": {"assetId": "a1", "startMs": 0}}],
+        "timestamp": 1700000000000,
+        "providerMetadata": {"gemini": {"thoughtSignature": "c2lnbmF0dXJl"}},
+    }
+    message = ChatMessage.model_validate(wire)
+    assert message.tool_calls == [ToolCall(id="c1", name="transcribe_video", args={"assetId": "a1", "startMs": 0})]
+    assert message.provider_metadata == {"gemini": {"thoughtSignature": "c2lnbmF0dXJl"}}
+    assert message.to_wire() == wire  # args and opaque metadata keep their own keys untouched
+    assert ChatMessage.model_validate_json(json.dumps(message.to_wire())) == message
+
+    # Python -> wire -> Python, from snake_case construction.
+    result = ToolResult(tool_call_id="c1", name="transcribe_video", result={"text": "hi"}, duration_ms=12)
+    tool_message = ChatMessage(role="tool", content="done", tool_result=result)
+    tool_wire = tool_message.to_wire()
+    assert tool_wire["toolResult"] == {"toolCallId": "c1", "name": "transcribe_video", "result": {"text": "hi"},
+                                       "durationMs": 12}
+    assert ChatMessage.model_validate(tool_wire) == tool_message
+
+    context = AgentContext(
+        project_id="p1",
+        active_scene_id="s1",
+        media_assets=[MediaAsset(id="a1", name="clip.mp4", duration_ms=5000)],
+        playback_time_ms=1200,
+    )
+    context_wire = context.to_wire()
+    assert context_wire == {
+        "projectId": "p1",
+        "activeSceneId": "s1",
+        "mediaAssets": [{"id": "a1", "name": "clip.mp4", "kind": "video", "durationMs": 5000}],
+        "playbackTimeMs": 1200,
+    }
+    assert AgentContext.model_validate(context_wire) == context
+
+    request = ChatRequest.model_validate({"messages": [{"role": "user", "content": "Hello"}], "context": context_wire})
+    assert request.context == context
+    assert ChatRequest.model_validate(request.to_wire()).to_wire() == request.to_wire()
+
+    response = ChatResponse.model_validate({"content": "Hello!", "toolCalls": []})
+    assert response.to_wire() == {"content": "Hello!", "toolCalls": []}
+
+
+def test_tool_definition_exports_a_schema_without_the_callable() -> None:
+    parameter = ToolParameter(key="assetId", type="string", required=True, description="which asset")
+
+    def execute(args: dict[str, object], env: ToolEnvironment) -> object:
+        return args
+
+    tool = ToolDefinition(name="t", description="d", parameters=[parameter], execute=execute)
+    schema = tool.to_schema()
+    assert schema.to_wire() == {
+        "name": "t",
+        "description": "d",
+        "parameters": [{"key": "assetId", "type": "string", "required": True, "description": "which asset"}],
+    }
+    schema.parameters[0].required = False
+    assert tool.parameters[0].required is True  # the export is a copy
