@@ -199,7 +199,11 @@ class Orchestrator:
             return ToolResult(
                 tool_call_id=call.id, name=call.name, error=describe_unknown_tool(call.name, self.registry.names())
             )
-        problem = validate_tool_args(tool, call.args)
+        if call.arguments_error is not None:
+            # The adapter could not read the provider's arguments: running with ``{}`` would guess.
+            problem: str | None = f"Unreadable arguments for {call.name}: {call.arguments_error}"
+        else:
+            problem = validate_tool_args(tool, call.args)
         if problem is not None:
             return ToolResult(tool_call_id=call.id, name=call.name, error=problem)
 
