@@ -1,11 +1,18 @@
-"""The tool registry built from plugins and settings."""
+"""The tool registry built from plugins and settings, and plugin discovery's errors."""
 
 from __future__ import annotations
 
+import sys
+import textwrap
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
 import pytest
 
-from agent_app.plugins import ToolConfigurationError, build_tool_registry
+from agent_app.plugins import ENTRY_POINT_GROUP, ToolConfigurationError, build_tool_registry, create_plugin_manager
 from agent_app.registry import DefinitionRegistry, DuplicateDefinitionError
+from agent_app.types import ToolEnvironment
 
 
 def test_default_settings_register_exactly_transcribe_video(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,3 +51,163 @@ def test_schema_export_produces_internal_format(monkeypatch: pytest.MonkeyPatch)
     asset_id = next(p for p in wire["parameters"] if p["key"] == "assetId")
     assert asset_id == {"key": "assetId", "type": "string", "required": False, "description": asset_id["description"]}
     assert "execute" not in wire
+
+
+def test_registry_basics_keep_registration_order() -> None:
+    registry: DefinitionRegistry[str, int] = DefinitionRegistry()
+    registry.register("b", 2)
+    registry.register("a", 1)
+    assert registry.has("a") and not registry.has("c")
+    assert registry.get("c") is None
+    assert registry.get_all() == [2, 1]
+    assert registry.keys() == ["b", "a"]
+    assert len(registry) == 2
+
+
+# -- plugin discovery ------------------------------------------------------------------------------
+
+TOOL_PLUGIN = '''
+from agent_app.plugins import hookimpl
+from agent_app.types import ToolDefinition, ToolParameter
+
+
+def run(args, env):
+    return {{"from": {label!r}}}
+
+
+@hookimpl
+def agent_app_tools():
+    return [ToolDefinition(name={name!r}, description="test", parameters=[], execute=run)]
+'''
+
+
+def write_plugin(directory: Path, stem: str, source: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{stem}.py"
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def registry_from(directory: Path, *enabled: str) -> list[str]:
+    manager = create_plugin_manager(directory, entry_points=False)
+    return build_tool_registry(list(enabled), manager=manager).names()
+
+
+def test_plugin_that_fails_to_load_is_named_in_the_error(tmp_path: Path) -> None:
+    write_plugin(tmp_path, "good", TOOL_PLUGIN.format(name="good_tool", label="good"))
+    write_plugin(tmp_path, "broken_plugin", "import no_such_module_anywhere\n")
+    with pytest.raises(ToolConfigurationError) as info:
+        registry_from(tmp_path, "good_tool")
+    message = str(info.value)
+    assert "broken_plugin.py failed to load" in message
+    assert "ModuleNotFoundError" in message and "no_such_module_anywhere" in message
+
+
+def test_plugin_whose_hook_fails_is_named(tmp_path: Path) -> None:
+    write_plugin(tmp_path, "raiser", """
+        from agent_app.plugins import hookimpl
+
+        @hookimpl
+        def agent_app_tools():
+            raise RuntimeError("no GPU")
+    """)
+    with pytest.raises(ToolConfigurationError, match=r"file:raiser failed to list its tools: RuntimeError: no GPU"):
+        registry_from(tmp_path)
+
+
+def test_plugin_with_a_misspelled_hook_is_named(tmp_path: Path) -> None:
+    write_plugin(tmp_path, "typo", """
+        from agent_app.plugins import hookimpl
+
+        @hookimpl
+        def agent_app_tool():
+            return []
+    """)
+    with pytest.raises(ToolConfigurationError, match="unknown hook 'agent_app_tool'"):
+        registry_from(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("returned", "complaint"), [("'echo'", "not a list of tools"), ("[42]", "42, not a ToolDefinition")]
+)
+def test_plugin_returning_something_else_is_named(tmp_path: Path, returned: str, complaint: str) -> None:
+    write_plugin(tmp_path, "odd", f"""
+        from agent_app.plugins import hookimpl
+
+        @hookimpl
+        def agent_app_tools():
+            return {returned}
+    """)
+    with pytest.raises(ToolConfigurationError, match=f"file:odd returned .*{complaint}"):
+        registry_from(tmp_path)
+
+
+def test_two_plugins_offering_one_tool_are_both_named(tmp_path: Path) -> None:
+    write_plugin(tmp_path, "one", TOOL_PLUGIN.format(name="clash", label="one"))
+    write_plugin(tmp_path, "two", TOOL_PLUGIN.format(name="clash", label="two"))
+    expected = "'clash' is provided by more than one plugin: file:one and file:two"
+    with pytest.raises(ToolConfigurationError, match=expected):
+        registry_from(tmp_path, "clash")
+
+
+def test_plugins_with_the_same_file_name_in_two_directories_do_not_clash(tmp_path: Path) -> None:
+    write_plugin(tmp_path / "a", "tools", TOOL_PLUGIN.format(name="tool_a", label="a"))
+    write_plugin(tmp_path / "b", "tools", TOOL_PLUGIN.format(name="tool_b", label="b"))
+    assert registry_from(tmp_path / "a", "tool_a") == ["tool_a"]
+    assert registry_from(tmp_path / "b", "tool_b") == ["tool_b"]
+
+
+def test_plugins_dir_setting_and_missing_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_plugin(tmp_path, "mine", TOOL_PLUGIN.format(name="mine", label="mine"))
+    monkeypatch.setenv("AGENT_PLUGINS_DIR", str(tmp_path))
+    monkeypatch.setenv("AGENT_ENABLED_TOOLS", "mine")
+    assert build_tool_registry().names() == ["mine"]
+    monkeypatch.setenv("AGENT_PLUGINS_DIR", str(tmp_path / "nope"))
+    with pytest.raises(ToolConfigurationError, match="nope does not exist"):
+        build_tool_registry()
+
+
+@pytest.fixture
+def installed_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], str]]:
+    """Install (onto sys.path, with real dist-info metadata) a package whose entry point in the
+    ``agent_app.tools`` group is a module with the given source; returns the entry point's name."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    modules: list[str] = []
+
+    def install(entry_name: str, source: str) -> str:
+        module = f"agent_app_test_ep_{uuid.uuid4().hex}"
+        modules.append(module)
+        (site / f"{module}.py").write_text(textwrap.dedent(source))
+        dist_info = site / f"{entry_name}_pkg-1.0.dist-info"
+        dist_info.mkdir()
+        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {entry_name}-pkg\nVersion: 1.0\n")
+        (dist_info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry_name} = {module}\n")
+        return entry_name
+
+    yield install
+    for module in modules:
+        sys.modules.pop(module, None)
+
+
+def test_an_entry_point_plugin_contributes_a_tool(installed_package: Callable[[str, str], str]) -> None:
+    installed_package("demo", TOOL_PLUGIN.format(name="demo_tool", label="entry point"))
+    manager = create_plugin_manager()
+    assert manager.has_plugin("entry-point:demo")
+    registry = build_tool_registry(["transcribe_video", "demo_tool"], manager=manager)
+    assert registry.names() == ["transcribe_video", "demo_tool"]
+    tool = registry.get("demo_tool")
+    assert tool is not None and tool.execute({}, ToolEnvironment()) == {"from": "entry point"}
+    # Installed but not enabled: offered by the plugin, absent from the registry.
+    assert build_tool_registry(["transcribe_video"], manager=manager).names() == ["transcribe_video"]
+
+
+def test_an_entry_point_that_fails_to_load_is_named(installed_package: Callable[[str, str], str]) -> None:
+    installed_package("shaky", "raise ImportError('needs libfoo 2')\n")
+    with pytest.raises(ToolConfigurationError) as info:
+        create_plugin_manager()
+    message = str(info.value)
+    assert "shaky = agent_app_test_ep_" in message
+    assert "entry point of shaky-pkg" in message
+    assert "ImportError: needs libfoo 2" in message
