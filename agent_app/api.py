@@ -1,0 +1,245 @@
+"""``POST /api/agent/chat``: validate the body, build the system prompt, call the configured adapter.
+
+One pure handler, :func:`handle_chat_body` (bytes in, :class:`ApiResult` out), serves both the Starlette
+endpoint that ``app.py`` mounts and the page's in-process client, so validation and status mapping are
+the same wherever a request comes from. The handler never raises and never answers 500:
+
+=====  ==========================================================================================
+200    ``{content, toolCalls?, providerMetadata?}``
+400    body is not JSON or not ``{messages, context?}`` (the message names the fields)
+401    ``AGENT_API_TOKEN`` is set and the request lacks ``Authorization: Bearer <token>`` (HTTP only)
+403    no token is configured and the caller is not a direct loopback client (HTTP only)
+413    body larger than ``AGENT_MAX_BODY_BYTES``
+502    missing/invalid LLM or tool configuration (naming the setting), ``Unknown LLM provider: <name>``,
+       or ``{"error": "LLM provider error"}`` for any provider failure (cause logged, secrets removed)
+=====  ==========================================================================================
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import ipaddress
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+
+from agent_app.llm_config import LLMConfig, LLMConfigurationError, load_llm_config
+from agent_app.plugins import ToolConfigurationError, build_tool_registry, enabled_tool_names
+from agent_app.prompt import build_system_prompt
+from agent_app.providers import get_adapter
+from agent_app.providers.base import ProviderChatParams, ProviderError, describe_failure
+from agent_app.settings import read_int, read_str
+from agent_app.types import ChatRequest, ToolSchema
+
+ROUTE_PATH = "/api/agent/chat"
+DEFAULT_MAX_BODY_BYTES = 2_000_000
+PROVIDER_ERROR = "LLM provider error"
+FORWARDING_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip")
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ApiResult:
+    """A response of the route: HTTP status, JSON body, extra headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _known_secrets() -> list[str]:
+    """The secrets a log line must never contain, whatever failed."""
+    return [value for value in (read_str("LLM_API_KEY"), read_str("AGENT_API_TOKEN")) if value]
+
+
+def _error(status: int, message: str, **extra: Any) -> ApiResult:
+    return ApiResult(status, {"error": message, **extra})
+
+
+# --- access -----------------------------------------------------------------------------------
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether ``host`` is a loopback address (``127.0.0.0/8``, ``::1``); names and ``None`` are not."""
+    if not host:
+        return False
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def authorize(headers: Mapping[str, str], client_host: str | None) -> ApiResult | None:
+    """``None`` when the HTTP caller may use the route, else the 401/403 to answer.
+
+    The route spends the owner's API key: with ``AGENT_API_TOKEN`` set a matching bearer token is
+    required (compared in constant time); without it only direct loopback clients are served, and a
+    request carrying forwarding headers came through a proxy, so it is not a loopback client.
+    """
+    lowered = {name.lower(): value for name, value in headers.items()}
+    token = read_str("AGENT_API_TOKEN")
+    if token:
+        scheme, _, given = lowered.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):
+            return None
+        return ApiResult(
+            401,
+            {"error": "Unauthorized: send Authorization: Bearer <AGENT_API_TOKEN>"},
+            {"WWW-Authenticate": "Bearer"},
+        )
+    if not is_loopback(client_host) or any(name in lowered for name in FORWARDING_HEADERS):
+        return _error(403, "Forbidden: without AGENT_API_TOKEN only loopback clients may use this route")
+    return None
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+def max_body_bytes() -> int:
+    """``AGENT_MAX_BODY_BYTES`` (default 2 MB); raises ``ValueError`` naming the setting when unparsable."""
+    return read_int("AGENT_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)
+
+
+def _field_path(location: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "body"
+
+
+def _validation_failure(problems: list[tuple[str, str]]) -> ApiResult:
+    summary = "; ".join(f"{name}: {message}" for name, message in problems[:10])
+    return _error(
+        400,
+        f"Invalid request: {summary}",
+        details=[{"field": name, "message": message} for name, message in problems],
+    )
+
+
+def parse_chat_request(body: bytes) -> ChatRequest | ApiResult:
+    """The validated request, or the 400 naming what is wrong (JSON syntax, shape, types)."""
+    try:
+        request = ChatRequest.model_validate_json(body)
+    except ValidationError as exc:
+        return _validation_failure([(_field_path(tuple(e["loc"])), e["msg"]) for e in exc.errors()])
+    problems: list[tuple[str, str]] = []
+    if not request.messages:
+        problems.append(("messages", "must contain at least one message"))
+    for index, message in enumerate(request.messages):
+        if message.role == "tool" and message.tool_result is None:
+            problems.append((f"messages[{index}].toolResult", "required for a message with role 'tool'"))
+    return _validation_failure(problems) if problems else request
+
+
+# --- the handler ------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4)
+def _tool_schemas_for(enabled: tuple[str, ...], plugins_dir: str | None) -> tuple[ToolSchema, ...]:
+    return tuple(build_tool_registry(enabled).to_tool_schemas())
+
+
+def current_tool_schemas() -> list[ToolSchema]:
+    """The enabled tools' internal schemas; the registry is built once per tool configuration."""
+    return list(_tool_schemas_for(tuple(enabled_tool_names()), read_str("AGENT_PLUGINS_DIR")))
+
+
+def _provider_failure(config: LLMConfig, exc: BaseException) -> ApiResult:
+    cause = str(exc) if isinstance(exc, ProviderError) else describe_failure(exc, [config.api_key, *_known_secrets()])
+    logger.warning("%s (provider %s, model %s): %s", PROVIDER_ERROR, config.provider, config.model, cause)
+    return _error(502, PROVIDER_ERROR)
+
+
+def handle_chat_request(request: ChatRequest) -> ApiResult:
+    """Configuration → adapter → system prompt + tool schemas → provider call → 200 or 502."""
+    try:
+        config = load_llm_config()
+        adapter = get_adapter(config)
+    except LLMConfigurationError as exc:
+        return _error(502, str(exc))
+    except Exception as exc:  # noqa: BLE001 - an SDK that cannot build its client is a provider failure
+        logger.warning("%s: cannot create the adapter: %s", PROVIDER_ERROR, describe_failure(exc, _known_secrets()))
+        return _error(502, PROVIDER_ERROR)
+    try:
+        schemas = current_tool_schemas()
+    except (ToolConfigurationError, ValueError) as exc:
+        return _error(502, f"Tool configuration error: {exc}")
+    params = ProviderChatParams(
+        messages=request.messages,
+        system_prompt=build_system_prompt(request.context, schemas),
+        tool_schemas=schemas,
+    )
+    try:
+        response = adapter.chat(params)
+    except Exception as exc:  # noqa: BLE001 - ProviderError and anything unforeseen: never a 500
+        return _provider_failure(config, exc)
+    return ApiResult(200, response.to_chat_response().to_wire())
+
+
+def handle_chat_body(body: bytes) -> ApiResult:
+    """The whole route for a request body: size limit, validation, then :func:`handle_chat_request`."""
+    try:
+        limit = max_body_bytes()
+    except ValueError as exc:
+        return _error(502, str(exc))
+    if len(body) > limit:
+        return _error(413, f"Request body too large: the limit is {limit} bytes")
+    parsed = parse_chat_request(body)
+    if isinstance(parsed, ApiResult):
+        return parsed
+    return handle_chat_request(parsed)
+
+
+# --- the Starlette endpoint -------------------------------------------------------------------
+
+
+def _response(result: ApiResult) -> JSONResponse:
+    return JSONResponse(result.body, status_code=result.status, headers=result.headers or None)
+
+
+async def _read_body(request: Request, limit: int) -> bytes | ApiResult:
+    """The body, refusing early when ``Content-Length`` or the bytes actually streamed pass ``limit``."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            if int(declared) > limit:
+                return _error(413, f"Request body too large: the limit is {limit} bytes")
+        except ValueError:
+            return _error(400, "Invalid request: Content-Length is not a number")
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limit:
+                return _error(413, f"Request body too large: the limit is {limit} bytes")
+    except ClientDisconnect:
+        return _error(400, "Invalid request: the body could not be read (client disconnected)")
+    return bytes(body)
+
+
+async def chat_endpoint(request: Request) -> JSONResponse:
+    """``POST /api/agent/chat`` over HTTP: access check, bounded body read, then the shared handler in a
+    worker thread (the SDK calls block)."""
+    try:
+        denied = authorize(request.headers, request.client.host if request.client else None)
+        if denied is not None:
+            return _response(denied)
+        try:
+            limit = max_body_bytes()
+        except ValueError as exc:
+            return _response(_error(502, str(exc)))
+        body = await _read_body(request, limit)
+        if isinstance(body, ApiResult):
+            return _response(body)
+        return _response(await run_in_threadpool(handle_chat_body, body))
+    except Exception as exc:  # noqa: BLE001 - the last guard: a JSON error, never a traceback
+        logger.error("agent route failed: %s", describe_failure(exc, _known_secrets()))
+        return _response(_error(502, PROVIDER_ERROR))

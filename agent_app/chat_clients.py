@@ -1,0 +1,91 @@
+"""The two ways the orchestrator reaches ``POST /api/agent/chat`` (both are :class:`~agent_app.types.ChatClient`).
+
+* :class:`InProcessChatClient` — the page's default: it calls the route's own handler with the same JSON
+  bytes an HTTP client would send, so validation, limits and status mapping are identical, without a
+  network hop or a token (the page runs in the server process).
+* :class:`HttpChatClient` — for callers running elsewhere: an httpx POST, with the bearer token when the
+  server requires one.
+
+Either maps every non-200 answer to :class:`~agent_app.types.ChatClientError` carrying the route's
+``error`` text (safe to show: the route never puts a secret in it) and the status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+
+from agent_app.api import ApiResult, handle_chat_body
+from agent_app.types import ChatClientError, ChatRequest, ChatResponse
+
+DEFAULT_HTTP_TIMEOUT_SECONDS = 300.0
+
+
+def encode_request(request: ChatRequest) -> bytes:
+    """The request as the route's wire JSON (camelCase, unset optionals left out)."""
+    return request.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+def _error_text(body: Any, status: int) -> str:
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        return str(body["error"])
+    return f"The agent API answered HTTP {status}"
+
+
+def decode_response(status: int, body: Any) -> ChatResponse:
+    """A 200 body as :class:`ChatResponse`; anything else as :class:`ChatClientError`."""
+    if status != 200:
+        raise ChatClientError(_error_text(body, status), status)
+    try:
+        return ChatResponse.model_validate(body)
+    except ValidationError:
+        raise ChatClientError("The agent API answered with an unreadable response", status) from None
+
+
+class InProcessChatClient:
+    """Calls the route's handler in this process (``handler`` is replaceable for tests of the client)."""
+
+    def __init__(self, handler: Callable[[bytes], ApiResult] = handle_chat_body) -> None:
+        self._handler = handler
+
+    def send(self, request: ChatRequest) -> ChatResponse:
+        result = self._handler(encode_request(request))
+        return decode_response(result.status, result.body)
+
+
+class HttpChatClient:
+    """POSTs to a running server's ``/api/agent/chat``; one pooled httpx client per instance."""
+
+    def __init__(self, url: str, token: str | None = None, timeout: float = DEFAULT_HTTP_TIMEOUT_SECONDS) -> None:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.url = url
+        self._client = httpx.Client(headers=headers, timeout=timeout)
+
+    def send(self, request: ChatRequest) -> ChatResponse:
+        try:
+            response = self._client.post(self.url, content=encode_request(request))
+        except httpx.TimeoutException:
+            raise ChatClientError("The agent API did not answer in time") from None
+        except httpx.HTTPError as exc:
+            raise ChatClientError(f"Could not reach the agent API ({type(exc).__name__})") from None
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = None
+            if response.status_code == 200:
+                raise ChatClientError("The agent API answered with an unreadable response", 200) from None
+        return decode_response(response.status_code, body)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HttpChatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,129 @@
+"""The model the route talks to: ``LLM_*`` settings read server side (Streamlit secrets, then environment).
+
+Why a module of its own: the route, the page's status line and the adapters' cache all need the same
+reading of the same settings, and the same rule that a key is never shown. :class:`LLMConfig` hides the
+key from ``repr``; errors name a *setting*, never its value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent_app.settings import read_float, read_int, read_str
+
+OPENAI_COMPATIBLE = "openai-compatible"
+GEMINI = "gemini"
+PROVIDERS: tuple[str, ...] = (OPENAI_COMPATIBLE, GEMINI)
+
+REQUIRED_SETTINGS: tuple[str, ...] = ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY")
+DEFAULT_TIMEOUT_SECONDS = 60.0
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_RETRY_BACKOFF_SECONDS = 0.5
+
+
+class LLMConfigurationError(Exception):
+    """The LLM settings cannot be used as they are; the message names settings, never values."""
+
+
+class MissingConfigurationError(LLMConfigurationError):
+    """Required settings are unset. ``missing`` lists their names in a stable order."""
+
+    def __init__(self, missing: list[str]) -> None:
+        super().__init__(f"Missing LLM configuration: {', '.join(missing)}")
+        self.missing = missing
+
+
+class UnknownProviderError(LLMConfigurationError):
+    """``LLM_PROVIDER`` names no adapter we have (the spec's exact message)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Unknown LLM provider: {name}")
+        self.provider = name
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """One complete configuration. Frozen and hashable: it is the key of the adapter cache, so a
+    changed setting yields a new adapter while an unchanged one reuses its SDK client."""
+
+    provider: str
+    model: str
+    api_key: str = field(repr=False)
+    base_url: str | None = None
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    max_retries: int = DEFAULT_MAX_RETRIES
+    retry_backoff_seconds: float = DEFAULT_RETRY_BACKOFF_SECONDS
+
+
+def _positive_float(name: str, default: float) -> float:
+    value = read_float(name, default)
+    if not value > 0:
+        raise LLMConfigurationError(f"Setting {name} must be a positive number")
+    return value
+
+
+def load_llm_config() -> LLMConfig:
+    """The current configuration.
+
+    Raises :class:`MissingConfigurationError` naming every unset required setting, and
+    :class:`LLMConfigurationError` for an unparsable timeout/retry setting. The provider name is not
+    checked here: the factory does that, with the spec's ``Unknown LLM provider`` message.
+    ``LLM_BASE_URL`` is dropped for Gemini (the spec: it must be ignored).
+    """
+    values = {name: read_str(name) for name in REQUIRED_SETTINGS}
+    missing = [name for name, value in values.items() if value is None]
+    if missing:
+        raise MissingConfigurationError(missing)
+    provider = str(values["LLM_PROVIDER"]).lower()
+    try:
+        timeout = _positive_float("LLM_TIMEOUT_SECONDS", DEFAULT_TIMEOUT_SECONDS)
+        backoff = read_float("LLM_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS)
+        retries = read_int("LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES)
+    except ValueError as exc:  # settings' messages name the setting only
+        raise LLMConfigurationError(str(exc)) from None
+    if retries < 0:
+        raise LLMConfigurationError("Setting LLM_MAX_RETRIES must not be negative")
+    if backoff < 0:
+        raise LLMConfigurationError("Setting LLM_RETRY_BACKOFF_SECONDS must not be negative")
+    return LLMConfig(
+        provider=provider,
+        model=str(values["LLM_MODEL"]),
+        api_key=str(values["LLM_API_KEY"]),
+        base_url=read_str("LLM_BASE_URL") if provider == OPENAI_COMPATIBLE else None,
+        timeout_seconds=timeout,
+        max_retries=retries,
+        retry_backoff_seconds=backoff,
+    )
+
+
+@dataclass(frozen=True)
+class LLMStatus:
+    """What the page may show about the model: never the key, never a base URL's credentials."""
+
+    configured: bool
+    provider: str | None
+    model: str | None
+    problem: str | None = None
+    missing: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        """One line for a status badge, e.g. ``gemini · gemini-2.5-flash · configured``."""
+        parts = [self.provider or "no provider", self.model or "no model"]
+        parts.append("configured" if self.configured else (self.problem or "not configured"))
+        return " · ".join(parts)
+
+
+def llm_status() -> LLMStatus:
+    """The configuration's state for display: configured, or which settings are missing / wrong."""
+    provider = read_str("LLM_PROVIDER")
+    model = read_str("LLM_MODEL")
+    try:
+        config = load_llm_config()
+    except MissingConfigurationError as exc:
+        return LLMStatus(False, provider, model, str(exc), tuple(exc.missing))
+    except LLMConfigurationError as exc:
+        return LLMStatus(False, provider, model, str(exc))
+    if config.provider not in PROVIDERS:
+        return LLMStatus(False, config.provider, config.model, str(UnknownProviderError(config.provider)))
+    return LLMStatus(True, config.provider, config.model)

@@ -1,0 +1,224 @@
+"""The ``gemini`` adapter, on the official ``google-genai`` SDK (``generateContent``).
+
+What Gemini needs that OpenAI does not, and why it is done this way:
+
+* The system prompt goes to ``system_instruction``: Gemini has no system role in ``contents``.
+* Tools are ``FunctionDeclaration``s with typed ``Schema`` parameters, never Python callables (a callable
+  turns on the SDK's own tool loop, which would run tools behind the orchestrator's back); automatic
+  function calling is disabled explicitly as well.
+* Gemini's function calls may come without ids: the adapter synthesizes one and remembers, in the
+  turn's ``provider_metadata``, which ids are Gemini's, so a ``function_response`` carries Gemini's id
+  only when Gemini gave one (and always the exact function name).
+* The model turn is replayed exactly as Gemini returned it, thought signatures included, from
+  ``provider_metadata`` (Gemini 3 rejects a replayed function call without its signature).
+* All results of one model turn go back in one ``Content``.
+* Empty candidates and finish reasons such as ``MALFORMED_FUNCTION_CALL`` are failures, not empty answers.
+
+``LLM_BASE_URL`` is ignored (the spec); the SDK's own ``GOOGLE_GEMINI_BASE_URL`` still applies, which is
+how tests reach the fake server. google-genai has no timeout and no retries unless given: both come from
+the configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google import genai
+from google.genai import types as gt
+
+from agent_app.llm_config import LLMConfig
+from agent_app.providers.base import (
+    ProviderAdapter,
+    ProviderChatParams,
+    ProviderChatResponse,
+    ProviderError,
+    describe_failure,
+    synthesize_call_id,
+)
+from agent_app.types import ChatMessage, ParameterType, ToolCall, ToolResult, ToolSchema
+
+METADATA_KEY = "gemini"
+"""``provider_metadata[METADATA_KEY] = {"content": <the model Content as JSON>, "callIds": {ours: Gemini's
+id or None}}``."""
+
+_SCHEMA_TYPES: dict[ParameterType, gt.Type] = {
+    "string": gt.Type.STRING,
+    "number": gt.Type.NUMBER,
+    "integer": gt.Type.INTEGER,
+    "boolean": gt.Type.BOOLEAN,
+    "object": gt.Type.OBJECT,
+    "array": gt.Type.ARRAY,
+}
+
+_FAILED_FINISH_REASONS = frozenset(
+    {
+        gt.FinishReason.MALFORMED_FUNCTION_CALL,
+        gt.FinishReason.UNEXPECTED_TOOL_CALL,
+        gt.FinishReason.TOO_MANY_TOOL_CALLS,
+        gt.FinishReason.MISSING_THOUGHT_SIGNATURE,
+        gt.FinishReason.MALFORMED_RESPONSE,
+    }
+)
+
+_RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
+
+
+def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
+    """A ``FunctionDeclaration`` whose parameters carry the declared types; none when there are none.
+
+    Gemini requires ``items`` on arrays; our internal format declares no item type, so arrays accept
+    strings (the only arrays a tool of ours takes).
+    """
+    if not schema.parameters:
+        return gt.FunctionDeclaration(name=schema.name, description=schema.description)
+    properties: dict[str, gt.Schema] = {}
+    for parameter in schema.parameters:
+        prop = gt.Schema(type=_SCHEMA_TYPES[parameter.type], description=parameter.description or None)
+        if parameter.type == "array":
+            prop.items = gt.Schema(type=gt.Type.STRING)
+        properties[parameter.key] = prop
+    required = [p.key for p in schema.parameters if p.required]
+    return gt.FunctionDeclaration(
+        name=schema.name,
+        description=schema.description,
+        parameters=gt.Schema(type=gt.Type.OBJECT, properties=properties, required=required or None),
+    )
+
+
+def _stored_turn(message: ChatMessage) -> dict[str, Any] | None:
+    metadata = (message.provider_metadata or {}).get(METADATA_KEY)
+    return metadata if isinstance(metadata, dict) else None
+
+
+def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Content:
+    """The assistant turn: Gemini's own ``Content`` when stored, else rebuilt from our fields (a turn
+    from another provider; no ids, since those are ours and Gemini matches by name and order)."""
+    stored = _stored_turn(message)
+    if stored is not None and isinstance(stored.get("content"), dict):
+        content = gt.Content.model_validate(stored["content"])
+        call_ids = stored.get("callIds")
+        if isinstance(call_ids, dict):
+            gemini_ids.update({str(k): (str(v) if v else None) for k, v in call_ids.items()})
+        return content
+    parts: list[gt.Part] = [gt.Part(text=message.content)] if message.content else []
+    for call in message.tool_calls or []:
+        parts.append(gt.Part(function_call=gt.FunctionCall(name=call.name, args=call.args)))
+        gemini_ids[call.id] = None
+    return gt.Content(role="model", parts=parts or [gt.Part(text="")])
+
+
+def _function_response(result: ToolResult, gemini_ids: dict[str, str | None]) -> gt.Part:
+    payload: dict[str, Any] = {"error": result.error} if result.error is not None else {"output": result.result}
+    return gt.Part(
+        function_response=gt.FunctionResponse(
+            name=result.name, id=gemini_ids.get(result.tool_call_id), response=payload
+        )
+    )
+
+
+def messages_to_gemini(messages: list[ChatMessage]) -> tuple[list[gt.Content], list[str]]:
+    """Our history as Gemini ``contents``, plus the texts of any ``system`` messages (which belong in
+    ``system_instruction``). Consecutive tool results (one model turn's) share one ``Content``."""
+    contents: list[gt.Content] = []
+    system_texts: list[str] = []
+    gemini_ids: dict[str, str | None] = {}
+    pending: list[gt.Part] = []
+
+    def flush() -> None:
+        if pending:
+            contents.append(gt.Content(role="user", parts=list(pending)))
+            pending.clear()
+
+    for message in messages:
+        if message.role == "tool":
+            if message.tool_result is None:
+                raise ValueError("a tool message without a tool result cannot be sent")
+            pending.append(_function_response(message.tool_result, gemini_ids))
+            continue
+        flush()
+        if message.role == "system":
+            system_texts.append(message.content)
+        elif message.role == "user":
+            contents.append(gt.Content(role="user", parts=[gt.Part(text=message.content)]))
+        else:
+            contents.append(_model_content(message, gemini_ids))
+    flush()
+    return contents, system_texts
+
+
+def response_to_provider(response: gt.GenerateContentResponse) -> ProviderChatResponse:
+    """The first candidate as our response; no candidate, a failed finish reason or an empty turn raise
+    :class:`ProviderError`."""
+    if not response.candidates:
+        feedback = response.prompt_feedback
+        reason = feedback.block_reason if feedback is not None else None
+        raise ProviderError(f"Gemini returned no candidates (block_reason={reason})")
+    candidate = response.candidates[0]
+    if candidate.finish_reason in _FAILED_FINISH_REASONS:
+        raise ProviderError(f"Gemini finished with {candidate.finish_reason}: {candidate.finish_message or ''}")
+    parts = candidate.content.parts if candidate.content is not None and candidate.content.parts else []
+    texts = [part.text for part in parts if part.text and not part.thought]
+    calls: list[ToolCall] = []
+    call_ids: dict[str, str | None] = {}
+    for part in parts:
+        function_call = part.function_call
+        if function_call is None or not function_call.name:
+            continue
+        gemini_id = function_call.id or None
+        call_id = gemini_id if gemini_id and gemini_id not in call_ids else synthesize_call_id()
+        call_ids[call_id] = gemini_id
+        calls.append(ToolCall(id=call_id, name=function_call.name, args=dict(function_call.args or {})))
+    if not calls and not texts:
+        raise ProviderError(f"Gemini returned an empty answer (finish_reason={candidate.finish_reason})")
+    assert candidate.content is not None  # parts were found above
+    stored = {
+        "content": candidate.content.model_dump(mode="json", exclude_none=True),
+        "callIds": call_ids,
+    }
+    return ProviderChatResponse(
+        content="".join(texts),
+        tool_calls=calls or None,
+        provider_metadata={METADATA_KEY: stored},
+    )
+
+
+class GeminiAdapter(ProviderAdapter):
+    """One ``genai.Client`` per configuration (kept referenced: a collected client closes its transport)."""
+
+    name = "gemini"
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        backoff = config.retry_backoff_seconds
+        self.client = genai.Client(
+            api_key=config.api_key,
+            http_options=gt.HttpOptions(
+                timeout=max(1, round(config.timeout_seconds * 1000)),
+                retry_options=gt.HttpRetryOptions(
+                    attempts=config.max_retries + 1,
+                    initial_delay=backoff,
+                    max_delay=max(backoff * 16, backoff),
+                    jitter=backoff,
+                    http_status_codes=_RETRY_STATUS_CODES,
+                ),
+            ),
+        )
+
+    def chat(self, params: ProviderChatParams) -> ProviderChatResponse:
+        contents, system_texts = messages_to_gemini(params.messages)
+        instruction = "\n\n".join(text for text in [params.system_prompt, *system_texts] if text)
+        tools = (
+            [gt.Tool(function_declarations=[tool_schema_to_gemini(s) for s in params.tool_schemas])]
+            if params.tool_schemas
+            else None
+        )
+        config = gt.GenerateContentConfig(
+            system_instruction=instruction or None,
+            tools=tools,
+            automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True),
+        )
+        try:
+            response = self.client.models.generate_content(model=self.config.model, contents=contents, config=config)
+        except Exception as exc:  # every SDK, transport and parse failure is a provider error
+            raise ProviderError(describe_failure(exc, [self.config.api_key])) from exc
+        return response_to_provider(response)

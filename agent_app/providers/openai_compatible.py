@@ -1,0 +1,164 @@
+"""The ``openai-compatible`` adapter: OpenAI and every server speaking its chat-completions API (Ollama,
+vLLM, llama.cpp, LM Studio...), through the official ``openai`` SDK with ``base_url`` from ``LLM_BASE_URL``.
+
+Local servers differ from OpenAI in small ways this adapter absorbs rather than passes on:
+
+* ``finish_reason`` is unreliable (some say ``stop`` next to tool calls), so tool calls are read from the
+  presence of ``tool_calls`` only.
+* Call ids may be empty (``""``) or repeated; those are replaced by synthesized unique ids.
+* Arguments are a JSON *string* the model wrote; when it is not a JSON object the call is returned with
+  ``arguments_error`` set, so the orchestrator answers it with an error the model can act on instead of
+  the whole request failing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionMessageParam,
+)
+
+from agent_app.llm_config import LLMConfig
+from agent_app.providers.base import (
+    ProviderAdapter,
+    ProviderChatParams,
+    ProviderChatResponse,
+    ProviderError,
+    describe_failure,
+    synthesize_call_id,
+)
+from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
+
+
+def tool_schema_to_openai(schema: ToolSchema) -> ChatCompletionFunctionToolParam:
+    """Our internal schema as an OpenAI function tool whose ``parameters`` is a JSON Schema object."""
+    properties: dict[str, Any] = {}
+    for parameter in schema.parameters:
+        prop: dict[str, Any] = {"type": parameter.type}
+        if parameter.description:
+            prop["description"] = parameter.description
+        properties[parameter.key] = prop
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+    required = [p.key for p in schema.parameters if p.required]
+    if required:
+        parameters["required"] = required
+    return {
+        "type": "function",
+        "function": {"name": schema.name, "description": schema.description, "parameters": parameters},
+    }
+
+
+def tool_result_text(result: ToolResult) -> str:
+    """A tool result as the ``content`` string of a ``tool`` message: JSON the model can read."""
+    payload: dict[str, Any] = {"error": result.error} if result.error is not None else {"result": result.result}
+    return json.dumps(payload, ensure_ascii=False, default=str)
+
+
+def _assistant_message(message: ChatMessage) -> ChatCompletionMessageParam:
+    if not message.tool_calls:
+        return {"role": "assistant", "content": message.content}
+    calls: list[ChatCompletionMessageFunctionToolCallParam] = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.args, ensure_ascii=False)},
+        }
+        for call in message.tool_calls
+    ]
+    return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
+
+
+def messages_to_openai(system_prompt: str, messages: list[ChatMessage]) -> list[ChatCompletionMessageParam]:
+    """Our history as chat messages: the system prompt first, assistant turns with ``tool_calls``, tool
+    results as ``tool`` messages carrying ``tool_call_id``."""
+    wire: list[ChatCompletionMessageParam] = []
+    if system_prompt:
+        wire.append({"role": "system", "content": system_prompt})
+    for message in messages:
+        if message.role == "system":
+            wire.append({"role": "system", "content": message.content})
+        elif message.role == "user":
+            wire.append({"role": "user", "content": message.content})
+        elif message.role == "assistant":
+            wire.append(_assistant_message(message))
+        elif message.tool_result is not None:
+            result = message.tool_result
+            wire.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": tool_result_text(result)})
+        else:
+            raise ValueError("a tool message without a tool result cannot be sent")
+    return wire
+
+
+def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
+    """``(args, None)`` for a JSON object (or nothing), ``({}, why)`` for anything else."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None
+    if isinstance(raw, dict):  # some servers send an object, not a string
+        return raw, None
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str | bytes) else raw
+    except json.JSONDecodeError as exc:
+        return {}, f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
+    except ValueError as exc:
+        return {}, f"The arguments are not valid JSON ({exc}); send a JSON object"
+    if not isinstance(parsed, dict):
+        return {}, f"The arguments must be a JSON object, got {type(parsed).__name__}"
+    return parsed, None
+
+
+def completion_to_response(completion: object) -> ProviderChatResponse:
+    """The SDK's completion as our response; an answer with nothing in it is a :class:`ProviderError`."""
+    if not isinstance(completion, ChatCompletion) or not completion.choices:
+        raise ProviderError("the response has no choices")
+    message = completion.choices[0].message
+    if message is None:
+        raise ProviderError("the response's first choice has no message")
+    calls: list[ToolCall] = []
+    seen: set[str] = set()
+    for wire_call in message.tool_calls or []:
+        function = getattr(wire_call, "function", None)
+        if function is None or not getattr(function, "name", None):
+            continue
+        call_id = wire_call.id if wire_call.id and wire_call.id not in seen else synthesize_call_id()
+        seen.add(call_id)
+        args, error = parse_arguments(function.arguments)
+        calls.append(ToolCall(id=call_id, name=function.name, args=args, arguments_error=error))
+    content = message.content or ""
+    if not calls and not content.strip():
+        raise ProviderError(f"the response is empty (finish_reason={completion.choices[0].finish_reason})")
+    return ProviderChatResponse(content=content, tool_calls=calls or None)
+
+
+class OpenAICompatibleAdapter(ProviderAdapter):
+    """One ``openai.OpenAI`` client per configuration (its connection pool is reused across requests);
+    the SDK does the retries (429, 5xx, timeouts) with ``LLM_MAX_RETRIES`` and honours ``Retry-After``."""
+
+    name = "openai-compatible"
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.client = openai.OpenAI(
+            api_key=config.api_key,
+            base_url=config.base_url,
+            timeout=config.timeout_seconds,
+            max_retries=config.max_retries,
+        )
+
+    def chat(self, params: ProviderChatParams) -> ProviderChatResponse:
+        messages = messages_to_openai(params.system_prompt, params.messages)
+        tools = [tool_schema_to_openai(schema) for schema in params.tool_schemas]
+        try:
+            completion = self.client.chat.completions.create(
+                model=self.config.model,
+                messages=messages,
+                tools=tools if tools else openai.omit,
+            )
+        except Exception as exc:  # every SDK, transport and parse failure is a provider error
+            raise ProviderError(describe_failure(exc, [self.config.api_key])) from exc
+        return completion_to_response(completion)
