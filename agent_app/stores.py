@@ -18,11 +18,16 @@ which makes a duplicate id cheap to refuse) and plain scalars, never live model 
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from typing import Any, Protocol, get_args
+from typing import Any, Protocol, TypeAlias, get_args
 
 from agent_app.types import AgentContext, ChatMessage, ExecutionState
 
 EXECUTION_STATES: tuple[ExecutionState, ...] = get_args(ExecutionState)
+
+SessionState: TypeAlias = MutableMapping[str, Any] | MutableMapping[str | int, Any]
+"""Where a store keeps its state: a ``dict`` in tests, ``st.session_state`` in the app. Both key
+types are listed because ``SessionStateProxy`` is a ``MutableMapping[str | int, Any]`` and mapping
+types are invariant in their key, so ``MutableMapping[str, Any]`` alone would reject it."""
 
 
 class ChatPersistence(Protocol):
@@ -46,7 +51,7 @@ class ChatStore:
 
     def __init__(
         self,
-        state: MutableMapping[str, Any],
+        state: SessionState,
         *,
         key: str = "chat",
         persistence: ChatPersistence | None = None,
@@ -149,7 +154,7 @@ class ChatStore:
 class AgentStore:
     """``status``, ``active_tool`` and ``context`` of the agent, with the spec's actions."""
 
-    def __init__(self, state: MutableMapping[str, Any], *, key: str = "agent") -> None:
+    def __init__(self, state: SessionState, *, key: str = "agent") -> None:
         self._state = state
         self._status_key = f"{key}.status"
         self._active_tool_key = f"{key}.active_tool"

@@ -23,15 +23,16 @@ from agent_app.types import (
     ToolResult,
 )
 
-SCRIPT_MODULES = {"agent_app.ui.page"}
-"""Streamlit page scripts draw the page when imported; AppTest runs those, not a plain import."""
+PAGE_PACKAGE = "agent_app.ui."
+"""Streamlit page modules may draw when imported; the page's AppTest tests run those instead."""
 
 
 def test_types_are_importable_everywhere() -> None:
-    # Every module of the package imports (so every import of agent_app.types in it resolves), and
-    # the spec's six names are the very objects other modules get.
+    # Every non-page module of the package imports (so every import of agent_app.types in it
+    # resolves; mypy checks the names statically everywhere), and the spec's six names are the very
+    # objects other modules get.
     for module in pkgutil.walk_packages(agent_app.__path__, prefix="agent_app."):
-        if module.name not in SCRIPT_MODULES:
+        if not module.name.startswith(PAGE_PACKAGE):
             importlib.import_module(module.name)
     for name in ("ChatMessage", "ToolCall", "ToolResult", "ExecutionState", "AgentContext", "ToolDefinition"):
         assert hasattr(types, name), name
