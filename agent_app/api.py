@@ -21,7 +21,7 @@ import functools
 import hmac
 import ipaddress
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,8 +158,11 @@ def _provider_failure(config: LLMConfig, exc: BaseException) -> ApiResult:
     return _error(502, PROVIDER_ERROR)
 
 
-def handle_chat_request(request: ChatRequest) -> ApiResult:
-    """Configuration → adapter → system prompt + tool schemas → provider call → 200 or 502."""
+def handle_chat_request(request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None = None) -> ApiResult:
+    """Configuration → adapter → system prompt + tool schemas → provider call → 200 or 502.
+
+    ``tool_schemas`` defaults to the enabled tools' (the page passes its own registry's, the same set).
+    """
     try:
         config = load_llm_config()
         adapter = get_adapter(config)
@@ -169,7 +172,7 @@ def handle_chat_request(request: ChatRequest) -> ApiResult:
         logger.warning("%s: cannot create the adapter: %s", PROVIDER_ERROR, describe_failure(exc, _known_secrets()))
         return _error(502, PROVIDER_ERROR)
     try:
-        schemas = current_tool_schemas()
+        schemas = list(tool_schemas) if tool_schemas is not None else current_tool_schemas()
     except (ToolConfigurationError, ValueError) as exc:
         return _error(502, f"Tool configuration error: {exc}")
     params = ProviderChatParams(
@@ -184,7 +187,7 @@ def handle_chat_request(request: ChatRequest) -> ApiResult:
     return ApiResult(200, response.to_chat_response().to_wire())
 
 
-def handle_chat_body(body: bytes) -> ApiResult:
+def handle_chat_body(body: bytes, tool_schemas: Sequence[ToolSchema] | None = None) -> ApiResult:
     """The whole route for a request body: size limit, validation, then :func:`handle_chat_request`."""
     try:
         limit = max_body_bytes()
@@ -195,7 +198,7 @@ def handle_chat_body(body: bytes) -> ApiResult:
     parsed = parse_chat_request(body)
     if isinstance(parsed, ApiResult):
         return parsed
-    return handle_chat_request(parsed)
+    return handle_chat_request(parsed, tool_schemas)
 
 
 # --- the Starlette endpoint -------------------------------------------------------------------

@@ -12,13 +12,13 @@ Either maps every non-200 answer to :class:`~agent_app.types.ChatClientError` ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import httpx
 from pydantic import ValidationError
 
-from agent_app.api import ApiResult, handle_chat_body
+from agent_app.api import handle_chat_body
+from agent_app.registry import ToolRegistry
 from agent_app.types import ChatClientError, ChatRequest, ChatResponse
 
 DEFAULT_HTTP_TIMEOUT_SECONDS = 300.0
@@ -46,13 +46,17 @@ def decode_response(status: int, body: Any) -> ChatResponse:
 
 
 class InProcessChatClient:
-    """Calls the route's handler in this process (``handler`` is replaceable for tests of the client)."""
+    """Calls the route's handler in this process.
 
-    def __init__(self, handler: Callable[[bytes], ApiResult] = handle_chat_body) -> None:
-        self._handler = handler
+    ``registry``: the caller's tool registry, whose schemas are offered to the model (the page passes the
+    registry its orchestrator executes with, so the two can never disagree); default: the enabled tools.
+    """
+
+    def __init__(self, registry: ToolRegistry | None = None) -> None:
+        self._schemas = registry.to_tool_schemas() if registry is not None else None
 
     def send(self, request: ChatRequest) -> ChatResponse:
-        result = self._handler(encode_request(request))
+        result = handle_chat_body(encode_request(request), self._schemas)
         return decode_response(result.status, result.body)
 
 
