@@ -53,6 +53,16 @@ class DefinitionRegistry(Generic[K, V]):
 class ToolRegistry(DefinitionRegistry[str, ToolDefinition]):
     """The tools the assistant may call, keyed by tool name."""
 
+    def register(self, key: str, definition: ToolDefinition) -> None:
+        """Add ``definition`` under ``key``, which must be its own name.
+
+        The model calls a tool by the name in its exported schema and the orchestrator looks the
+        call up by key: a tool filed under another name could be offered but never found.
+        """
+        if key != definition.name:
+            raise ValueError(f"Tool {definition.name!r} cannot be registered under another name ({key!r})")
+        super().register(key, definition)
+
     def register_tool(self, tool: ToolDefinition) -> None:
         """Register ``tool`` under its own name."""
         self.register(tool.name, tool)

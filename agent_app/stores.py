@@ -80,8 +80,7 @@ class ChatStore:
     @property
     def error(self) -> str | None:
         """The last API or network error shown to the user, until cleared."""
-        value = self._state.get(self._error_key)
-        return None if value is None else str(value)
+        return _optional_str(self._state.get(self._error_key))
 
     @property
     def persistence(self) -> ChatPersistence | None:
@@ -172,8 +171,7 @@ class AgentStore:
     @property
     def active_tool(self) -> str | None:
         """The tool running right now, if any."""
-        value = self._state.get(self._active_tool_key)
-        return None if value is None else str(value)
+        return _optional_str(self._state.get(self._active_tool_key))
 
     @property
     def context(self) -> AgentContext | None:
@@ -205,6 +203,10 @@ class AgentStore:
         """
         self._state[self._status_key] = "idle"
         self._state[self._active_tool_key] = None
+
+
+def _optional_str(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _check_status(value: object) -> ExecutionState:

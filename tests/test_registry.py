@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agent_app.plugins import ENTRY_POINT_GROUP, ToolConfigurationError, build_tool_registry, create_plugin_manager
-from agent_app.registry import DefinitionRegistry, DuplicateDefinitionError
-from agent_app.types import ToolEnvironment
+from agent_app.registry import DefinitionRegistry, DuplicateDefinitionError, ToolRegistry
+from agent_app.types import ToolDefinition, ToolEnvironment
 
 
 def test_default_settings_register_exactly_transcribe_video(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,3 +211,15 @@ def test_an_entry_point_that_fails_to_load_is_named(installed_package: Callable[
     assert "shaky = agent_app_test_ep_" in message
     assert "entry point of shaky-pkg" in message
     assert "ImportError: needs libfoo 2" in message
+
+
+def test_a_tool_is_registered_only_under_its_own_name() -> None:
+    tool = ToolDefinition(name="echo", description="d", parameters=[], execute=lambda args, env: args)
+    registry = ToolRegistry()
+    with pytest.raises(ValueError, match="'echo' cannot be registered under another name"):
+        registry.register("other", tool)
+    registry.register("echo", tool)
+    with pytest.raises(DuplicateDefinitionError, match="'echo' is already registered"):
+        registry.register_tool(tool)
+    assert registry.names() == ["echo"]
+    assert registry.to_tool_schemas()[0].name == "echo"
