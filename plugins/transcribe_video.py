@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agent_app.media.transcription import run_transcribe_tool
 from agent_app.plugins import hookimpl
 from agent_app.types import ToolDefinition, ToolEnvironment, ToolParameter
 
@@ -34,8 +35,9 @@ PARAMETERS = [
 
 
 def transcribe_video(args: dict[str, Any], env: ToolEnvironment) -> dict[str, Any]:
-    """Not wired to a transcriber yet: say so honestly instead of inventing a transcript."""
-    raise RuntimeError("transcribe_video is not available yet: no transcription backend is installed")
+    """``{assetId, durationMs, language, text, segments: [{startMs, endMs, text}], cached, ...}``, bounded
+    in size; raises a user-grade error naming the asset when it cannot transcribe."""
+    return run_transcribe_tool(args, env)
 
 
 @hookimpl
@@ -45,7 +47,8 @@ def agent_app_tools() -> Sequence[ToolDefinition]:
             name="transcribe_video",
             description=(
                 "Transcribe the speech in a video or audio asset of the project into timestamped "
-                "segments. Use it whenever the user asks what is said in a clip."
+                "segments. Use it whenever the user asks what is said in a clip. Long transcripts are "
+                "returned in part (truncated: true); pass startMs/endMs to read a range."
             ),
             parameters=PARAMETERS,
             execute=transcribe_video,

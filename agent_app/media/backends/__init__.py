@@ -1,0 +1,1 @@
+"""Transcription backends: ``local`` (offline Moonshine), ``openai`` and ``gemini``; chosen in :mod:`.config`."""

@@ -1,0 +1,85 @@
+"""Which transcription backend runs, from the ``TRANSCRIBE_*`` settings with ``LLM_*`` fallbacks.
+
+The remote backends reuse the assistant's credentials when they talk to the same provider
+(``openai`` ↔ ``LLM_PROVIDER=openai-compatible``, ``gemini`` ↔ ``LLM_PROVIDER=gemini``), so a user with one
+key configures nothing twice. ``LLM_BASE_URL`` is never used for Gemini (the spec ignores it there);
+``TRANSCRIBE_BASE_URL`` is honoured for both, for proxies and self-hosted servers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from agent_app.media.backends.base import BackendUnavailableError, TranscriptionBackend
+from agent_app.settings import read_str
+
+BackendName = Literal["local", "openai", "gemini"]
+BACKENDS: tuple[BackendName, ...] = ("local", "openai", "gemini")
+DEFAULT_OPENAI_MODEL = "whisper-1"
+"""Only assumed for OpenAI itself: compatible servers name their models differently."""
+
+_PROVIDER_OF: dict[str, str] = {"openai": "openai-compatible", "gemini": "gemini"}
+
+
+@dataclass(frozen=True)
+class TranscribeSettings:
+    """The resolved settings of one backend. ``missing`` names the settings a user still has to set."""
+
+    backend: BackendName
+    model: str | None = None
+    api_key: str | None = None
+    base_url: str | None = None
+
+    def missing(self) -> list[str]:
+        if self.backend == "local":
+            return []
+        names = []
+        if not self.api_key:
+            names.append("TRANSCRIBE_API_KEY")
+        if not self.model:
+            names.append("TRANSCRIBE_MODEL")
+        return names
+
+
+def read_transcribe_settings() -> TranscribeSettings:
+    """The current settings (read on every call, so a changed secret applies without a restart)."""
+    raw = (read_str("TRANSCRIBE_BACKEND") or "local").lower()
+    if raw not in BACKENDS:
+        raise BackendUnavailableError(f"TRANSCRIBE_BACKEND must be one of {', '.join(BACKENDS)}, not {raw!r}")
+    backend: BackendName = raw
+    if backend == "local":
+        return TranscribeSettings(backend="local")
+    shares_llm = (read_str("LLM_PROVIDER") or "").lower() == _PROVIDER_OF[backend]
+    api_key = read_str("TRANSCRIBE_API_KEY") or (read_str("LLM_API_KEY") if shares_llm else None)
+    base_url = read_str("TRANSCRIBE_BASE_URL")
+    if backend == "openai" and base_url is None and shares_llm:
+        base_url = read_str("LLM_BASE_URL")
+    model = read_str("TRANSCRIBE_MODEL")
+    if model is None and backend == "openai" and base_url is None:
+        model = DEFAULT_OPENAI_MODEL
+    if model is None and backend == "gemini" and shares_llm:
+        model = read_str("LLM_MODEL")
+    return TranscribeSettings(backend=backend, model=model, api_key=api_key, base_url=base_url)
+
+
+def create_backend(settings: TranscribeSettings | None = None) -> TranscriptionBackend:
+    """The backend the settings choose; :class:`BackendUnavailableError` naming what is missing."""
+    settings = settings if settings is not None else read_transcribe_settings()
+    missing = settings.missing()
+    if missing:
+        hint = " (or LLM_* settings of the same provider)"
+        raise BackendUnavailableError(
+            f"The {settings.backend} transcription backend is not configured: set {' and '.join(missing)}{hint}"
+        )
+    if settings.backend == "openai":
+        from agent_app.media.backends.openai_api import OpenAITranscriptionBackend
+
+        return OpenAITranscriptionBackend(settings)
+    if settings.backend == "gemini":
+        from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
+
+        return GeminiTranscriptionBackend(settings)
+    from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
+
+    return LocalMoonshineBackend()

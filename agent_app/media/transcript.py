@@ -1,0 +1,59 @@
+"""The transcript as data: what backends produce, the cache stores, the tool returns and the panel shows.
+
+Times are integer milliseconds on the media's own timeline (so a segment at 61 000 ms is at 1:01 in the
+player even when only a range was transcribed). camelCase on the wire like every other shared model.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agent_app.types import WireModel
+
+
+class TranscriptSegment(WireModel):
+    """One timed stretch of speech: a sentence or phrase, as the backend delimits it."""
+
+    start_ms: int = Field(ge=0)
+    end_ms: int = Field(ge=0)
+    text: str
+
+
+class Transcript(WireModel):
+    """A full transcript of (a range of) one media file, with how it was made."""
+
+    duration_ms: int
+    """The whole media's duration, not the range's."""
+    language: str | None = None
+    segments: list[TranscriptSegment] = Field(default_factory=list)
+    backend: str
+    model: str
+    start_ms: int = 0
+    end_ms: int | None = None
+    """The transcribed range; ``end_ms`` ``None`` means to the end."""
+
+    @property
+    def text(self) -> str:
+        """The plain text: segments joined by spaces."""
+        return " ".join(segment.text.strip() for segment in self.segments if segment.text.strip())
+
+    @property
+    def is_full(self) -> bool:
+        """Whether this covers the whole media (what the page shows and exports)."""
+        return self.start_ms == 0 and self.end_ms is None
+
+
+def clamp_segments(segments: list[TranscriptSegment], start_ms: int, end_ms: int) -> list[TranscriptSegment]:
+    """Segments forced inside ``[start_ms, end_ms]``, in time order (starts never decreasing), blank
+    text dropped: backends (remote ones especially) occasionally report times past the end."""
+    result: list[TranscriptSegment] = []
+    previous_start = start_ms
+    for segment in sorted(segments, key=lambda s: (s.start_ms, s.end_ms)):
+        text = " ".join(segment.text.split())
+        if not text:
+            continue
+        begin = min(max(segment.start_ms, previous_start), end_ms)
+        finish = min(max(segment.end_ms, begin), end_ms)
+        result.append(TranscriptSegment(start_ms=begin, end_ms=finish, text=text))
+        previous_start = begin
+    return result

@@ -1,0 +1,210 @@
+"""Transcripts cached by what was transcribed (the media's SHA-256) and how (backend, model, language,
+range), in SQLite under the project's data directory, so asking again is instant and survives restarts.
+
+Keyed by content rather than asset id because the same file uploaded twice is transcribed once, and a
+replaced file is never answered with a stale transcript. Hashing a large video takes seconds, so digests
+are memoized by (path, size, mtime): a changed file changes one of those and is hashed again.
+
+Own database file (``transcripts.sqlite3``) rather than the page's schema: the two evolve independently.
+WAL mode lets the page read while a tool run writes; each operation opens its own short-lived connection,
+which makes the cache safe to share between Streamlit's script threads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_app.media.transcript import Transcript, TranscriptSegment
+from agent_app.types import ToolEnvironment
+
+DB_FILENAME = "transcripts.sqlite3"
+_HASH_BLOCK = 1 << 20
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS transcripts (
+    content_hash TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    language TEXT NOT NULL,
+    start_ms INTEGER NOT NULL,
+    end_ms INTEGER NOT NULL,
+    asset_id TEXT,
+    transcript_json TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (content_hash, backend, model, language, start_ms, end_ms)
+);
+CREATE INDEX IF NOT EXISTS transcripts_by_hash ON transcripts (content_hash, start_ms, end_ms, created_at);
+CREATE TABLE IF NOT EXISTS file_hashes (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL
+);
+"""
+
+_FULL_END = -1
+"""``end_ms`` stored for "to the end" (SQLite primary keys and NULL do not mix well)."""
+
+_initialized: set[Path] = set()
+_init_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """What makes two transcriptions the same: content and parameters. ``language`` ``None`` = auto."""
+
+    content_hash: str
+    backend: str
+    model: str
+    language: str | None = None
+    start_ms: int = 0
+    end_ms: int | None = None
+
+    @property
+    def is_full(self) -> bool:
+        return self.start_ms == 0 and self.end_ms is None
+
+    def full(self) -> CacheKey:
+        return CacheKey(self.content_hash, self.backend, self.model, self.language)
+
+    def _row(self) -> tuple[str, str, str, str, int, int]:
+        end = _FULL_END if self.end_ms is None else self.end_ms
+        return (self.content_hash, self.backend, self.model, (self.language or "").lower(), self.start_ms, end)
+
+
+def sha256_file(path: Path, on_progress: Callable[[float], None] | None = None) -> str:
+    """The file's SHA-256, read in 1 MB blocks (never the whole file in memory)."""
+    size = max(1, path.stat().st_size)
+    digest = hashlib.sha256()
+    done = 0
+    with path.open("rb") as handle:
+        while block := handle.read(_HASH_BLOCK):
+            digest.update(block)
+            done += len(block)
+            if on_progress is not None:
+                on_progress(min(1.0, done / size))
+    return digest.hexdigest()
+
+
+class TranscriptCache:
+    """The transcript store of one data directory."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = Path(data_dir) / DB_FILENAME
+        with _init_lock:
+            if self.path not in _initialized:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self._connect() as db:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.executescript(_SCHEMA)
+                _initialized.add(self.path)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        with closing(sqlite3.connect(self.path, timeout=30)) as db, db:
+            yield db
+
+    def content_hash(self, path: Path, on_progress: Callable[[float], None] | None = None) -> str:
+        """``path``'s SHA-256, from the memo when its size and modification time are unchanged."""
+        stat = path.stat()
+        key = str(path.resolve())
+        with self._connect() as db:
+            row = db.execute("SELECT size, mtime_ns, sha256 FROM file_hashes WHERE path = ?", (key,)).fetchone()
+        if row is not None and row[0] == stat.st_size and row[1] == stat.st_mtime_ns:
+            return str(row[2])
+        digest = sha256_file(path, on_progress)
+        with self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO file_hashes (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
+                (key, stat.st_size, stat.st_mtime_ns, digest),
+            )
+        return digest
+
+    def cached_hash(self, path: Path) -> str | None:
+        """The memoized hash of ``path`` if still valid, without reading the file (for cheap page checks)."""
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ?",
+                (str(path.resolve()), stat.st_size, stat.st_mtime_ns),
+            ).fetchone()
+        return str(row[0]) if row else None
+
+    def get(self, key: CacheKey) -> Transcript | None:
+        """The transcript for exactly ``key``; else, for a range, the slice of a cached full transcript."""
+        transcript = self._get_exact(key)
+        if transcript is not None or key.is_full:
+            return transcript
+        full = self._get_exact(key.full())
+        return slice_transcript(full, key.start_ms, key.end_ms) if full is not None else None
+
+    def _get_exact(self, key: CacheKey) -> Transcript | None:
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT transcript_json FROM transcripts WHERE content_hash = ? AND backend = ? AND model = ? "
+                "AND language = ? AND start_ms = ? AND end_ms = ?",
+                key._row(),
+            ).fetchone()
+        return Transcript.model_validate_json(row[0]) if row else None
+
+    def put(self, key: CacheKey, transcript: Transcript, asset_id: str | None = None) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO transcripts (content_hash, backend, model, language, start_ms, end_ms, "
+                "asset_id, transcript_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key._row(), asset_id, transcript.model_dump_json(by_alias=True), time.time()),
+            )
+
+    def latest_full(self, content_hash: str) -> Transcript | None:
+        """The newest whole-media transcript of this content, whatever backend made it (for the page)."""
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT transcript_json FROM transcripts WHERE content_hash = ? AND start_ms = 0 AND end_ms = ? "
+                "ORDER BY created_at DESC LIMIT 1",
+                (content_hash, _FULL_END),
+            ).fetchone()
+        return Transcript.model_validate_json(row[0]) if row else None
+
+
+def slice_transcript(transcript: Transcript, start_ms: int, end_ms: int | None) -> Transcript:
+    """The part of ``transcript`` whose segments overlap ``[start_ms, end_ms)``."""
+    stop = end_ms if end_ms is not None else transcript.duration_ms
+    segments = [
+        TranscriptSegment(start_ms=s.start_ms, end_ms=s.end_ms, text=s.text)
+        for s in transcript.segments
+        if s.end_ms > start_ms and s.start_ms < stop
+    ]
+    return transcript.model_copy(update={"segments": segments, "start_ms": start_ms, "end_ms": end_ms})
+
+
+def _asset_path(env: ToolEnvironment, asset_id: str) -> Path | None:
+    if env.data_dir is None or env.media is None:
+        return None
+    path = env.media.media_path(asset_id)
+    return path if path is not None and path.is_file() else None
+
+
+def load_full_transcript(env: ToolEnvironment, asset_id: str) -> Transcript | None:
+    """The asset's cached whole-media transcript, or ``None``. Never hashes a file: an asset whose file
+    was never transcribed has no memoized hash and therefore no transcript."""
+    path = _asset_path(env, asset_id)
+    if path is None or env.data_dir is None:
+        return None
+    cache = TranscriptCache(env.data_dir)
+    digest = cache.cached_hash(path)
+    return cache.latest_full(digest) if digest is not None else None
+
+
+def has_transcript(env: ToolEnvironment, asset_id: str) -> bool:
+    """Whether the asset has a cached whole-media transcript (cheap: one stat and two indexed queries)."""
+    return load_full_transcript(env, asset_id) is not None

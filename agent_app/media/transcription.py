@@ -1,0 +1,224 @@
+"""The ``transcribe_video`` tool's logic: resolve the asset, answer from the cache or extract and
+transcribe, store the full transcript, and return a bounded, model-sized result.
+
+Every failure is a :class:`TranscriptionError` whose message names the asset and says what to do: the
+orchestrator hands exception messages to the model and the page as the tool's error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from agent_app.media.audio import MediaError, extract_audio
+from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
+from agent_app.media.backends.config import create_backend
+from agent_app.media.transcript import Transcript, TranscriptSegment, clamp_segments
+from agent_app.media.transcript_cache import CacheKey, TranscriptCache
+from agent_app.types import MediaAsset, ToolEnvironment
+
+RESULT_TEXT_BUDGET = 8_000
+"""Characters of transcript text returned to the model (the segments repeat it, so the JSON is about
+twice this): roughly 10 minutes of speech, a few thousand tokens. The page keeps the full transcript."""
+MAX_RESULT_SEGMENTS = 120
+"""Above this many segments, neighbours are merged so timestamps stay useful without flooding the context."""
+
+_HASH_SHARE, _EXTRACT_SHARE = 0.05, 0.2
+"""Progress bar shares of hashing and audio extraction; transcription gets the rest."""
+
+
+class TranscriptionError(Exception):
+    """A user-grade reason the tool could not transcribe (the orchestrator shows ``str(exc)``)."""
+
+
+def _describe(asset: MediaAsset) -> str:
+    return f"{asset.name!r} (id {asset.id})"
+
+
+def _asset_list(assets: list[MediaAsset]) -> str:
+    return "; ".join(f"{a.id} ({a.name})" for a in assets) or "none"
+
+
+def resolve_asset(args: dict[str, Any], env: ToolEnvironment) -> MediaAsset:
+    """The asset named by ``assetId``; else the active asset; else the only one; else an error listing them."""
+    assets = list(env.context.media_assets) if env.context is not None else []
+    asset_id = args.get("assetId")
+    if asset_id is not None and not isinstance(asset_id, str):
+        raise TranscriptionError("assetId must be a string")
+    if asset_id:
+        for asset in assets:
+            if asset.id == asset_id:
+                return asset
+        found = env.media.get_asset(asset_id) if env.media is not None else None
+        if found is not None:
+            return found
+        raise TranscriptionError(f"No media asset has id {asset_id!r}. The project's assets: {_asset_list(assets)}")
+    active_id = env.context.active_asset_id if env.context is not None else None
+    if active_id:
+        for asset in assets:
+            if asset.id == active_id:
+                return asset
+    if len(assets) == 1:
+        return assets[0]
+    if not assets:
+        raise TranscriptionError("The project has no media assets yet: upload a video or audio file first")
+    raise TranscriptionError(
+        f"Several assets could be meant; call transcribe_video again with assetId set to one of: {_asset_list(assets)}"
+    )
+
+
+def _optional_ms(args: dict[str, Any], key: str) -> int | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise TranscriptionError(f"{key} must be a non-negative number of milliseconds, not {value!r}")
+    return round(value)
+
+
+def _language(args: dict[str, Any]) -> str | None:
+    value = args.get("language")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TranscriptionError("language must be a string such as 'en'")
+    value = value.strip().lower()
+    return None if value in ("", "auto") else value
+
+
+def _scaled(report: Callable[[float, str], None], low: float, high: float, message: str) -> Callable[[float], None]:
+    return lambda fraction: report(low + (high - low) * min(1.0, max(0.0, fraction)), message)
+
+
+def transcribe_asset(
+    env: ToolEnvironment,
+    asset: MediaAsset,
+    *,
+    language: str | None = None,
+    start_ms: int | None = None,
+    end_ms: int | None = None,
+    backend: TranscriptionBackend | None = None,
+) -> tuple[Transcript, bool]:
+    """The transcript of ``asset`` (or its range) and whether it came from the cache."""
+    start = start_ms or 0
+    if end_ms is not None and end_ms <= start:
+        raise TranscriptionError(f"endMs ({end_ms}) must be greater than startMs ({start})")
+    path = env.media.media_path(asset.id) if env.media is not None else None
+    if path is None or not path.is_file():
+        raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: its media file is missing from storage")
+    report = env.report_progress
+    try:
+        engine = backend if backend is not None else create_backend()
+    except BackendUnavailableError as exc:
+        raise TranscriptionError(str(exc)) from exc
+    cache = TranscriptCache(env.data_dir) if env.data_dir is not None else None
+    key: CacheKey | None = None
+    if cache is not None:
+        report(0.0, "Checking for a saved transcript")
+        digest = cache.content_hash(path, _scaled(report, 0.0, _HASH_SHARE, "Checking for a saved transcript"))
+        key = CacheKey(digest, engine.name, engine.model, language, start, end_ms)
+        cached = cache.get(key)
+        if cached is not None:
+            report(1.0, "Loaded the saved transcript")
+            return cached, True
+    try:
+        clip = extract_audio(path, start, end_ms, _scaled(report, _HASH_SHARE, _EXTRACT_SHARE, "Extracting audio"))
+    except MediaError as exc:
+        raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc
+    if start >= clip.media_duration_ms:
+        raise TranscriptionError(
+            f"startMs ({start}) is past the end of {_describe(asset)}, which lasts {clip.media_duration_ms} ms"
+        )
+    report(_EXTRACT_SHARE, f"Transcribing with the {engine.name} backend")
+    try:
+        result = engine.transcribe(
+            clip, language, _scaled(report, _EXTRACT_SHARE, 0.99, f"Transcribing with the {engine.name} backend")
+        )
+    except (BackendUnavailableError, BackendRequestError) as exc:
+        raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc
+    segment_end = min(clip.end_ms, clip.media_duration_ms) if end_ms is None else min(end_ms, clip.media_duration_ms)
+    transcript = Transcript(
+        duration_ms=clip.media_duration_ms,
+        language=result.language or language,
+        segments=clamp_segments(result.segments, start, max(start, segment_end)),
+        backend=engine.name,
+        model=engine.model,
+        start_ms=start,
+        end_ms=end_ms,
+    )
+    if cache is not None and key is not None:
+        cache.put(key, transcript, asset.id)
+    report(1.0, "Transcript ready")
+    return transcript, False
+
+
+def _merge(segments: list[TranscriptSegment], limit: int) -> list[TranscriptSegment]:
+    """Neighbouring segments joined in groups so at most ``limit`` remain."""
+    if len(segments) <= limit:
+        return segments
+    size = math.ceil(len(segments) / limit)
+    merged = []
+    for index in range(0, len(segments), size):
+        group = segments[index : index + size]
+        merged.append(
+            TranscriptSegment(
+                start_ms=group[0].start_ms, end_ms=group[-1].end_ms, text=" ".join(s.text for s in group)
+            )
+        )
+    return merged
+
+
+def _clock(ms: int) -> str:
+    seconds = ms // 1000
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else (
+        f"{seconds // 60}:{seconds % 60:02d}"
+    )
+
+
+def tool_result(
+    asset: MediaAsset, transcript: Transcript, cached: bool, budget: int = RESULT_TEXT_BUDGET
+) -> dict[str, Any]:
+    """The camelCase result for the model, bounded to ``budget`` characters of text."""
+    segments = _merge(transcript.segments, MAX_RESULT_SEGMENTS)
+    kept: list[TranscriptSegment] = []
+    used = 0
+    for segment in segments:
+        if kept and used + len(segment.text) + 1 > budget:
+            break
+        kept.append(segment)
+        used += len(segment.text) + 1
+    result: dict[str, Any] = {
+        "assetId": asset.id,
+        "durationMs": transcript.duration_ms,
+        "language": transcript.language,
+        "text": " ".join(s.text for s in kept),
+        "segments": [s.to_wire() for s in kept],
+        "cached": cached,
+        "backend": transcript.backend,
+    }
+    if not transcript.is_full:
+        result["startMs"] = transcript.start_ms
+        result["endMs"] = transcript.end_ms if transcript.end_ms is not None else transcript.duration_ms
+    if len(kept) < len(segments):
+        resume = segments[len(kept)].start_ms
+        result["truncated"] = True
+        result["note"] = (
+            f"Transcript cut at {_clock(resume)} of {_clock(transcript.duration_ms)} to fit; the page's transcript "
+            f"panel has all of it. Call transcribe_video with startMs={resume} to read on."
+        )
+    elif len(segments) < len(transcript.segments):
+        result["note"] = "Neighbouring segments were merged to keep the result short."
+    if not transcript.segments:
+        result["note"] = "No speech was recognized."
+    return result
+
+
+def run_transcribe_tool(args: dict[str, Any], env: ToolEnvironment) -> dict[str, Any]:
+    """``transcribe_video``'s ``execute``: arguments in, bounded camelCase result out."""
+    language = _language(args)
+    start_ms = _optional_ms(args, "startMs")
+    end_ms = _optional_ms(args, "endMs")
+    asset = resolve_asset(args, env)
+    transcript, cached = transcribe_asset(env, asset, language=language, start_ms=start_ms, end_ms=end_ms)
+    return tool_result(asset, transcript, cached)

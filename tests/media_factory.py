@@ -1,0 +1,183 @@
+"""Test media made at run time: speech synthesized by Debian's ``espeak-ng``, muxed by PyAV into the
+containers users upload (MP4 with H.264 or MPEG-4 video and AAC audio), plus the broken files a tool
+must survive (no audio stream, truncated, not media at all). Nothing here is committed as a binary.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import wave
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+import numpy.typing as npt
+
+SENTENCES = (
+    "The quick brown fox runs across the green field.",
+    "Please remember to bring the blue book to the meeting tomorrow.",
+    "Our new camera makes every picture look sharp and bright.",
+)
+"""Known speech for word-error-rate checks: plain words espeak pronounces clearly."""
+
+AUDIO_RATE = 44_100
+FloatArray = npt.NDArray[np.float32]
+
+
+def espeak_available() -> bool:
+    return shutil.which("espeak-ng") is not None
+
+
+def speak(text: str, *, words_per_minute: int = 150, voice: str = "en-us") -> tuple[FloatArray, int]:
+    """``text`` spoken by espeak-ng as mono float32 samples and their sample rate."""
+    result = subprocess.run(
+        ["espeak-ng", "-v", voice, "-s", str(words_per_minute), "--stdout", text],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    with wave.open(io.BytesIO(result.stdout)) as wav:
+        rate = wav.getframerate()
+        raw = wav.readframes(wav.getnframes())
+    pcm = np.frombuffer(raw, dtype="<i2").astype(np.float32) / 32768.0
+    return pcm, rate
+
+
+def resample_linear(samples: FloatArray, rate: int, new_rate: int) -> FloatArray:
+    """Simple linear resampling: good enough to feed test speech to an AAC encoder."""
+    if rate == new_rate:
+        return samples
+    count = round(len(samples) * new_rate / rate)
+    positions = np.arange(count, dtype=np.float64) * rate / new_rate
+    return np.interp(positions, np.arange(len(samples)), samples).astype(np.float32)
+
+
+def speech_track(
+    sentences: tuple[str, ...] | list[str] = SENTENCES,
+    *,
+    lead_ms: int = 500,
+    gap_ms: int = 700,
+    tail_ms: int = 500,
+    rate: int = AUDIO_RATE,
+) -> tuple[FloatArray, list[tuple[int, int, str]]]:
+    """Sentences separated by silence, at ``rate``; returns the samples and each sentence's
+    ``(start_ms, end_ms, text)`` so tests know where the words are."""
+    parts: list[FloatArray] = [np.zeros(rate * lead_ms // 1000, dtype=np.float32)]
+    spans: list[tuple[int, int, str]] = []
+    position = len(parts[0])
+    for index, sentence in enumerate(sentences):
+        pcm, pcm_rate = speak(sentence)
+        pcm = resample_linear(pcm, pcm_rate, rate)
+        spans.append((position * 1000 // rate, (position + len(pcm)) * 1000 // rate, sentence))
+        parts.append(pcm)
+        position += len(pcm)
+        pause = tail_ms if index == len(sentences) - 1 else gap_ms
+        parts.append(np.zeros(rate * pause // 1000, dtype=np.float32))
+        position += len(parts[-1])
+    return np.concatenate(parts), spans
+
+
+def tone_track(duration_ms: int, tone_at_ms: int, tone_ms: int = 400, rate: int = AUDIO_RATE) -> FloatArray:
+    """Silence with one 1 kHz tone burst starting at ``tone_at_ms``: a timing reference."""
+    samples = np.zeros(rate * duration_ms // 1000, dtype=np.float32)
+    start = rate * tone_at_ms // 1000
+    count = rate * tone_ms // 1000
+    t = np.arange(count, dtype=np.float32) / rate
+    samples[start : start + count] = 0.5 * np.sin(2 * np.pi * 1000 * t)
+    return samples
+
+
+def write_mp4(
+    path: Path,
+    audio: FloatArray | None,
+    *,
+    rate: int = AUDIO_RATE,
+    duration_ms: int | None = None,
+    video_codec: str = "libx264",
+    audio_codec: str = "aac",
+    fps: int = 10,
+    size: tuple[int, int] = (160, 120),
+    faststart: bool = False,
+) -> Path:
+    """An MP4 with a small moving-colour video track and, when ``audio`` is given, an AAC track."""
+    if duration_ms is None:
+        if audio is None:
+            raise ValueError("duration_ms is required without audio")
+        duration_ms = len(audio) * 1000 // rate
+    options = {"movflags": "faststart"} if faststart else {}
+    with av.open(str(path), mode="w", format="mp4", options=options) as container:
+        video = container.add_stream(video_codec, rate=fps)
+        assert isinstance(video, av.VideoStream)
+        video.width, video.height = size
+        video.pix_fmt = "yuv420p"
+        audio_stream: av.AudioStream | None = None
+        if audio is not None:
+            added = container.add_stream(audio_codec, rate=rate)
+            assert isinstance(added, av.AudioStream)
+            audio_stream = added
+            audio_stream.layout = "mono"
+        _write_video(container, video, duration_ms, fps, size)
+        if audio_stream is not None and audio is not None:
+            _write_audio(container, audio_stream, audio, rate)
+    return path
+
+
+def _write_video(container: av.container.OutputContainer, stream: av.VideoStream, duration_ms: int,
+                 fps: int, size: tuple[int, int]) -> None:
+    width, height = size
+    for index in range(max(1, duration_ms * fps // 1000)):
+        shade = (index * 7) % 255
+        image = np.full((height, width, 3), shade, dtype=np.uint8)
+        frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+        frame.pts = index
+        frame.time_base = Fraction(1, fps)
+        for packet in stream.encode(frame):
+            container.mux(packet)
+    for packet in stream.encode(None):
+        container.mux(packet)
+
+
+def _write_audio(container: av.container.OutputContainer, stream: av.AudioStream, audio: FloatArray,
+                 rate: int) -> None:
+    frame_size = stream.codec_context.frame_size or 1024
+    for offset in range(0, len(audio), frame_size):
+        chunk = audio[offset : offset + frame_size]
+        frame = av.AudioFrame.from_ndarray(chunk.reshape(1, -1).astype(np.float32), format="fltp", layout="mono")
+        frame.sample_rate = rate
+        frame.pts = offset
+        frame.time_base = Fraction(1, rate)
+        for packet in stream.encode(frame):
+            container.mux(packet)
+    for packet in stream.encode(None):
+        container.mux(packet)
+
+
+def speech_mp4(
+    path: Path, sentences: tuple[str, ...] | list[str] = SENTENCES, **kwargs: Any
+) -> list[tuple[int, int, str]]:
+    """An MP4 of the sentences spoken; returns where each sentence is (ms)."""
+    audio, spans = speech_track(sentences)
+    write_mp4(path, audio, **kwargs)
+    return spans
+
+
+def silent_mp4(path: Path, duration_ms: int = 2000) -> Path:
+    """A valid MP4 with video only: no audio stream."""
+    return write_mp4(path, None, duration_ms=duration_ms)
+
+
+def truncated_copy(source: Path, target: Path, keep: float = 0.5) -> Path:
+    """The first ``keep`` fraction of ``source``'s bytes: what an interrupted upload leaves."""
+    data = source.read_bytes()
+    target.write_bytes(data[: int(len(data) * keep)])
+    return target
+
+
+def not_media(path: Path) -> Path:
+    """A file with a video extension that is not media at all."""
+    path.write_text("This is a shopping list, not a video.\n" * 50, encoding="utf-8")
+    return path
