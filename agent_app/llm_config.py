@@ -7,6 +7,7 @@ key from ``repr``; errors name a *setting*, never its value.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from agent_app.settings import read_float, read_int, read_str
@@ -53,6 +54,9 @@ class LLMConfig:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     max_retries: int = DEFAULT_MAX_RETRIES
     retry_backoff_seconds: float = DEFAULT_RETRY_BACKOFF_SECONDS
+    gemini_base_url: str | None = None
+    """google-genai's own override, env ``GOOGLE_GEMINI_BASE_URL`` (proxies, tests): part of the
+    configuration so a changed value gets a new client; ``LLM_BASE_URL`` never reaches Gemini."""
 
 
 def _positive_float(name: str, default: float) -> float:
@@ -93,6 +97,7 @@ def load_llm_config() -> LLMConfig:
         timeout_seconds=timeout,
         max_retries=retries,
         retry_backoff_seconds=backoff,
+        gemini_base_url=(os.environ.get("GOOGLE_GEMINI_BASE_URL") or None) if provider == GEMINI else None,
     )
 
 

@@ -1,4 +1,5 @@
-"""Shared fixtures. ``fake_llm``: a fresh fake LLM server per test (see ``tests/fake_llm.py``)."""
+"""Shared fixtures. ``fake_llm``: a fresh fake LLM server per test (see ``tests/fake_llm.py``);
+``openai_llm`` / ``gemini_llm``: the same, with the app configured to use it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,21 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fake_llm import FakeLLMServer
+from agent_app.providers import clear_adapter_cache
+from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
+
+LLM_SETTINGS = (
+    "LLM_PROVIDER",
+    "LLM_MODEL",
+    "LLM_API_KEY",
+    "LLM_BASE_URL",
+    "LLM_TIMEOUT_SECONDS",
+    "LLM_MAX_RETRIES",
+    "LLM_RETRY_BACKOFF_SECONDS",
+    "GOOGLE_GEMINI_BASE_URL",
+    "AGENT_API_TOKEN",
+    "AGENT_MAX_BODY_BYTES",
+)
 
 
 @pytest.fixture
@@ -21,3 +36,38 @@ def fake_llm_session() -> Iterator[FakeLLMServer]:
     """One fake server for the whole session; tests sharing it call ``reset()`` first."""
     with FakeLLMServer() as server:
         yield server
+
+
+@pytest.fixture
+def llm_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """No LLM or route setting from the outside environment leaks into the test; adapters start fresh."""
+    for name in LLM_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    clear_adapter_cache()
+    yield monkeypatch
+    clear_adapter_cache()
+
+
+@pytest.fixture
+def openai_llm(fake_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> FakeLLMServer:
+    """The app configured for ``openai-compatible`` at the fake server."""
+    llm_env.setenv("LLM_PROVIDER", "openai-compatible")
+    llm_env.setenv("LLM_BASE_URL", fake_llm.openai_base_url)
+    llm_env.setenv("LLM_MODEL", "fake-model")
+    llm_env.setenv("LLM_API_KEY", CANARY_API_KEY)
+    llm_env.setenv("LLM_MAX_RETRIES", "0")
+    llm_env.setenv("LLM_TIMEOUT_SECONDS", "5")
+    return fake_llm
+
+
+@pytest.fixture
+def gemini_llm(fake_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> FakeLLMServer:
+    """The app configured for ``gemini``, reaching the fake server through ``GOOGLE_GEMINI_BASE_URL``."""
+    llm_env.setenv("LLM_PROVIDER", "gemini")
+    llm_env.setenv("GOOGLE_GEMINI_BASE_URL", fake_llm.gemini_base_url)
+    llm_env.setenv("LLM_MODEL", "fake-model")
+    llm_env.setenv("LLM_API_KEY", CANARY_API_KEY)
+    llm_env.setenv("LLM_MAX_RETRIES", "0")
+    llm_env.setenv("LLM_TIMEOUT_SECONDS", "5")
+    llm_env.setenv("LLM_RETRY_BACKOFF_SECONDS", "0.01")
+    return fake_llm

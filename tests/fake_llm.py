@@ -49,7 +49,9 @@ parsed ``json`` or ``None``, multipart ``form`` fields and ``files``, the ``endp
 
 Fixtures (``tests/conftest.py``): ``fake_llm`` (function scope, a fresh server per test) and
 ``fake_llm_session`` (one server for the session; call ``reset()`` yourself). Both are stopped by the
-fixture; a hanging reply is released as soon as the server stops.
+fixture; a hanging reply is released as soon as the server stops. ``openai_llm`` / ``gemini_llm`` also
+configure the app (env ``LLM_PROVIDER``, ``LLM_MODEL=fake-model``, ``LLM_API_KEY=CANARY_API_KEY``, no
+retries, 5 s timeout; ``LLM_BASE_URL`` or ``GOOGLE_GEMINI_BASE_URL``) and yield the same server.
 """
 
 from __future__ import annotations
@@ -67,6 +69,10 @@ from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeAlias
 from urllib.parse import parse_qs, urlsplit
+
+CANARY_API_KEY = "canary-KEY-4f1d9a7e2b6c0d3e"
+"""An API key for tests to configure and then look for: it must never show up in a response, an
+error or a log line (deliberately not shaped like a real key, so only exact redaction hides it)."""
 
 CHAT = "chat"
 TRANSCRIPTION = "transcription"
@@ -419,7 +425,9 @@ class FakeLLMServer:
         handler = _make_handler(self)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-llm", daemon=True
+        )
         self._thread.start()
         return self
 

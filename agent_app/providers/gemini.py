@@ -193,6 +193,7 @@ class GeminiAdapter(ProviderAdapter):
         self.client = genai.Client(
             api_key=config.api_key,
             http_options=gt.HttpOptions(
+                base_url=config.gemini_base_url,
                 timeout=max(1, round(config.timeout_seconds * 1000)),
                 retry_options=gt.HttpRetryOptions(
                     attempts=config.max_retries + 1,
