@@ -159,21 +159,49 @@ class Orchestrator:
                 )
                 self._set_status("idle")
                 return
-            self._append(
-                history,
-                ChatMessage(
-                    role="assistant",
-                    content=response.content,
-                    tool_calls=response.tool_calls,
-                    provider_metadata=response.provider_metadata,
-                ),
-            )
-            self._set_status("processing")
-            for call in response.tool_calls:
-                result = self._resolve(call, context)
-                self._append(history, ChatMessage(role="tool", content=summarize(result), tool_result=result))
+            self._tool_round(history, response, context)
         self._append(history, ChatMessage(role="assistant", content=ITERATION_LIMIT_MESSAGE))
         self._set_status("idle")
+
+    def _tool_round(self, history: list[ChatMessage], response: ChatResponse, context: AgentContext | None) -> None:
+        """Append the assistant's tool-call message, then answer every call, in order, with one tool message.
+
+        Once the tool-call message is stored, every call gets an answer even if the round is cut
+        short (a Streamlit rerun interrupts a long tool, storage fails): providers reject a history
+        in which an assistant tool call has no answer, and this history is stored, so one unanswered
+        call would break every later request of the conversation.
+        """
+        calls = response.tool_calls or []
+        message = ChatMessage(
+            role="assistant", content=response.content, tool_calls=calls, provider_metadata=response.provider_metadata
+        )
+        pending = list(calls)
+        try:
+            self._append(history, message)
+            self._set_status("processing")
+            while pending:
+                result = self._resolve(pending[0], context)
+                pending.pop(0)
+                self._append(history, ChatMessage(role="tool", content=summarize(result), tool_result=result))
+        except BaseException as exc:
+            if isinstance(exc, Exception):
+                reason = f"Not run: the run stopped ({describe_exception(exc)})"
+            else:
+                reason = "Not run: the run was interrupted before this call finished"
+            # The store keeps a message even when writing it through fails, so ask the store.
+            if any(stored.id == message.id for stored in self.chat.messages):
+                self._answer_abandoned(history, pending, reason)
+            raise
+
+    def _answer_abandoned(self, history: list[ChatMessage], calls: list[ToolCall], reason: str) -> None:
+        """Best effort, and without the listener (which may be what is being interrupted)."""
+        for call in calls:
+            result = ToolResult(tool_call_id=call.id, name=call.name, error=reason)
+            try:
+                history.append(self.chat.add_message(ChatMessage(role="tool", content=summarize(result),
+                                                                 tool_result=result)))
+            except Exception:
+                logger.warning("Could not record the abandoned call %s", call.id, exc_info=True)
 
     def _send(self, request: ChatRequest) -> ChatResponse:
         """One round trip; every failure of the client becomes a :class:`ChatClientError`."""

@@ -540,14 +540,15 @@ def test_a_second_run_while_running_is_refused() -> None:
     assert_finished(h)
 
 
-def test_interrupted_run_leaves_no_busy_state() -> None:
-    class Interrupt(BaseException):
-        """Stands in for Streamlit's RerunException, which derives from BaseException."""
+class Interrupt(BaseException):
+    """Stands in for Streamlit's RerunException/StopException, which derive from BaseException."""
 
+
+def test_interrupted_run_leaves_no_busy_state_and_no_unanswered_call() -> None:
     def interrupted(args: dict[str, Any], env: ToolEnvironment) -> None:
         raise Interrupt
 
-    h = Harness(ScriptedClient(tool_calls(("slow", {}))), make_tool("slow", interrupted))
+    h = Harness(ScriptedClient(tool_calls(("slow", {}), ("slow", {"again": True}))), make_tool("slow", interrupted))
     orchestrator = h.orchestrator()
     with pytest.raises(Interrupt):
         orchestrator.run()
@@ -555,10 +556,56 @@ def test_interrupted_run_leaves_no_busy_state() -> None:
     assert h.chat.loading is False
     assert h.agent.status == "idle"
     assert h.agent.active_tool is None
+    # Both calls are answered, so the stored history stays acceptable to every provider.
+    assert_history_consistent(h.chat.messages)
+    assert [r.error for r in h.tool_results()] == ["Not run: the run was interrupted before this call finished"] * 2
     # The orchestrator is usable again.
     h.client.replies.append(answer("hi"))
-    orchestrator.run(messages=[h.user])
+    orchestrator.run()
     assert h.chat.messages[-1].content == "hi"
+    assert_finished(h)
+
+
+def test_interrupt_in_the_listener_still_answers_every_call() -> None:
+    class InterruptingListener(RecordingListener):
+        def on_message(self, message: ChatMessage) -> None:
+            if message.tool_calls:
+                raise Interrupt
+
+    ran: list[int] = []
+    h = Harness(ScriptedClient(tool_calls(("t", {}), ("t", {}))), make_tool("t", lambda args, env: ran.append(1)))
+    with pytest.raises(Interrupt):
+        h.run(listener=InterruptingListener())
+
+    assert ran == []
+    assert_history_consistent(h.chat.messages)
+    assert len(h.tool_results()) == 2
+    assert (h.chat.loading, h.agent.status) == (False, "idle")
+
+
+def test_storage_failing_mid_round_answers_the_remaining_calls() -> None:
+    class FailsOnToolMessages:
+        def message_added(self, message: ChatMessage) -> None:
+            if message.role == "tool":
+                raise OSError("database is locked")
+
+        def messages_cleared(self) -> None:
+            """Nothing to clear."""
+
+    ran: list[int] = []
+    client = ScriptedClient(tool_calls(("t", {}), ("t", {}), ("t", {})))
+    h = Harness(client, make_tool("t", lambda args, env: ran.append(1)))
+    h.chat.set_persistence(FailsOnToolMessages())
+
+    h.run()
+
+    assert ran == [1]  # the first call ran; its message reached the session, not the disk
+    assert_history_consistent(h.chat.messages)
+    errors = [r.error for r in h.tool_results()]
+    assert errors[0] is None
+    assert errors[1:] == ["Not run: the run stopped (OSError: database is locked)"] * 2
+    assert h.chat.error == "Internal error: OSError: database is locked"
+    assert_finished(h, status="error")
 
 
 def test_failing_persistence_ends_the_run_in_the_error_state() -> None:
