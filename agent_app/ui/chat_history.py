@@ -1,0 +1,105 @@
+"""The conversation as chat bubbles, newest at the bottom, only the last page of it drawn.
+
+An assistant turn (its text, the tool calls it made and their results, up to the next user
+message) is one bubble with a card per call; ``tool`` messages are not drawn on their own, their
+results live in the cards. Only the last :data:`PAGE_SIZE` messages are drawn and "Show older"
+widens the window, so a rerun costs the same at 10 or 1,000 messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from agent_app.stores import SessionState
+from agent_app.types import ChatMessage, ToolResult
+from agent_app.ui.tool_cards import render_tool_card
+
+PAGE_SIZE = 40
+_WINDOW_KEY = "chat.window"
+
+USER_AVATAR = ":material/person:"
+ASSISTANT_AVATAR = ":material/smart_toy:"
+SYSTEM_AVATAR = ":material/settings:"
+
+
+@dataclass
+class Turn:
+    """Consecutive messages drawn in one bubble."""
+
+    role: str
+    messages: list[ChatMessage] = field(default_factory=list)
+
+
+def visible_slice(messages: Sequence[ChatMessage], window: int) -> tuple[int, list[ChatMessage]]:
+    """``(hidden, shown)``: the last ``window`` messages, widened back so no tool result is cut
+    off from the assistant message that called it."""
+    start = max(0, len(messages) - max(window, 1))
+    while start > 0 and messages[start].role == "tool":
+        start -= 1
+    return start, list(messages[start:])
+
+
+def group_turns(messages: Sequence[ChatMessage]) -> list[Turn]:
+    """User messages stand alone; assistant and tool messages up to the next user message merge."""
+    turns: list[Turn] = []
+    for message in messages:
+        role = "assistant" if message.role == "tool" else message.role
+        if role == "assistant" and turns and turns[-1].role == "assistant":
+            turns[-1].messages.append(message)
+        else:
+            turns.append(Turn(role=role, messages=[message]))
+    return turns
+
+
+def _results_by_call(messages: Sequence[ChatMessage]) -> dict[str, ToolResult]:
+    return {
+        message.tool_result.tool_call_id: message.tool_result
+        for message in messages
+        if message.role == "tool" and message.tool_result is not None
+    }
+
+
+def render_turn(turn: Turn) -> None:
+    """One bubble: markdown text, then a card per tool call, in the order they happened."""
+    avatar = {"user": USER_AVATAR, "system": SYSTEM_AVATAR}.get(turn.role, ASSISTANT_AVATAR)
+    results = _results_by_call(turn.messages)
+    called = {call.id for message in turn.messages for call in message.tool_calls or []}
+    with st.chat_message(turn.role, avatar=avatar):
+        for message in turn.messages:
+            if message.role == "tool":
+                result = message.tool_result
+                if result is not None and result.tool_call_id not in called:
+                    st.caption(message.content or f"{result.name} result")
+                continue
+            if message.content:
+                st.markdown(message.content)
+            for call in message.tool_calls or []:
+                render_tool_card(call, results.get(call.id))
+
+
+def _show_older(state: SessionState) -> None:
+    state[_WINDOW_KEY] = int(state.get(_WINDOW_KEY, PAGE_SIZE)) + PAGE_SIZE
+
+
+def reset_window(state: SessionState) -> None:
+    """Back to the last page (a different conversation was opened)."""
+    state[_WINDOW_KEY] = PAGE_SIZE
+
+
+def render_history(state: SessionState, messages: Sequence[ChatMessage]) -> None:
+    """Draw the visible part of ``messages``, with a "Show older" button when some are hidden."""
+    hidden, shown = visible_slice(messages, int(state.get(_WINDOW_KEY, PAGE_SIZE)))
+    if hidden:
+        st.button(
+            f"Show older messages ({hidden} hidden)",
+            key="chat_show_older",
+            icon=":material/expand_less:",
+            on_click=_show_older,
+            args=(state,),
+            type="tertiary",
+        )
+    for turn in group_turns(shown):
+        render_turn(turn)

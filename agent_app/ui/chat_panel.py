@@ -1,0 +1,161 @@
+"""The chat: header (New chat, past conversations), history, live run, error with Retry, input.
+
+A submission is queued by the input's callback and run *in the same script run*, after the input
+has been redrawn disabled, so "the input waits" while the orchestrator works; the run ends with
+``st.rerun()`` to draw the finished turn with collapsed tool cards. Retry runs the orchestrator
+again on the kept history: the user's message was written when it was sent and is never dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from agent_app.orchestrator import Orchestrator
+from agent_app.registry import ToolRegistry
+from agent_app.storage import ProjectMediaLibrary, StorageError
+from agent_app.stores import SessionState
+from agent_app.types import ChatClient, ChatMessage, MediaAsset
+from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
+from agent_app.ui.live_status import LiveStatus
+from agent_app.ui.workspace import Workspace
+
+PROMPT_KEY = "chat_prompt"
+_PENDING_PROMPT = "chat.pending_prompt"
+_PENDING_RETRY = "chat.pending_retry"
+HISTORY_HEIGHT = 560
+
+
+@dataclass(frozen=True)
+class Assistant:
+    """What a run needs besides the workspace: the route client and the enabled tools."""
+
+    client: ChatClient
+    registry: ToolRegistry
+
+
+# --- callbacks (run before the script) ------------------------------------------------------------
+
+
+def _queue_prompt(state: SessionState) -> None:
+    text = str(state.get(PROMPT_KEY) or "").strip()
+    if text:
+        state[_PENDING_PROMPT] = text
+
+
+def _queue_retry(state: SessionState) -> None:
+    state[_PENDING_RETRY] = True
+
+
+def _new_chat(workspace: Workspace) -> None:
+    workspace.new_chat()
+    reset_window(workspace.state)
+
+
+def _open_conversation(workspace: Workspace, conversation_id: str) -> None:
+    workspace.open_conversation(conversation_id)
+    reset_window(workspace.state)
+
+
+# --- drawing ----------------------------------------------------------------------------------------
+
+
+def _when(timestamp_ms: int) -> str:
+    return datetime.fromtimestamp(timestamp_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def render_header(workspace: Workspace) -> None:
+    """Title of the open conversation, "New chat", and the list of the project's conversations."""
+    conversations = workspace.conversations()
+    current = next((c for c in conversations if c.id == workspace.conversation_id), None)
+    title_col, button_col = st.columns([4, 1], vertical_alignment="center")
+    with title_col:
+        st.subheader(current.title if current and current.title else "New chat", anchor=False)
+    with button_col:
+        st.button(
+            "New chat",
+            key="chat_new",
+            icon=":material/add_comment:",
+            on_click=_new_chat,
+            args=(workspace,),
+            disabled=workspace.conversation_id is None and not workspace.chat.messages,
+            use_container_width=True,
+        )
+    others = [c for c in conversations if c.id != workspace.conversation_id]
+    if others:
+        with st.expander(f"Past conversations ({len(others)})", icon=":material/history:"):
+            for conversation in others:
+                st.button(
+                    f"{conversation.title or 'Untitled'} — {conversation.message_count} messages, "
+                    f"{_when(conversation.updated_at)}",
+                    key=f"chat_open_{conversation.id}",
+                    on_click=_open_conversation,
+                    args=(workspace, conversation.id),
+                    type="tertiary",
+                )
+
+
+def _run(workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None) -> None:
+    """Append the user's message (if any) and run the orchestrator with a live status box."""
+    chat = workspace.chat
+    if prompt is not None:
+        try:
+            # Into the session first: if storage fails, the message is still on screen and retried.
+            chat.add_message(ChatMessage(role="user", content=prompt))
+            workspace.ensure_conversation(prompt)
+        except (StorageError, OSError) as exc:
+            chat.set_error(f"Your message could not be saved: {exc}")
+        with st.chat_message("user", avatar=USER_AVATAR):
+            st.markdown(prompt)
+        if chat.error is not None:
+            return
+    workspace.agent.set_context(workspace.context(assets))
+    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+        box = st.status("Asking the assistant…", expanded=True)
+        orchestrator = Orchestrator(
+            assistant.client,
+            assistant.registry,
+            chat,
+            workspace.agent,
+            media=ProjectMediaLibrary(workspace.storage, workspace.project().id),
+            data_dir=workspace.storage.data_dir,
+            listener=LiveStatus(box),
+        )
+        orchestrator.run()
+
+
+def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[MediaAsset]) -> None:
+    """The chat column. ``assistant`` is ``None`` when the route client cannot be built at all."""
+    state = workspace.state
+    render_header(workspace)
+    prompt = state.pop(_PENDING_PROMPT, None)
+    retry = bool(state.pop(_PENDING_RETRY, False))
+    running = assistant is not None and (prompt is not None or retry)
+    history = st.container(height=HISTORY_HEIGHT, border=False)
+    notices = st.container()
+    st.chat_input(
+        "Ask about your media…" if not running else "The assistant is working…",
+        key=PROMPT_KEY,
+        on_submit=_queue_prompt,
+        args=(state,),
+        disabled=running or assistant is None,
+    )
+    with history:
+        messages = workspace.chat.messages
+        if not messages and not running:
+            st.caption(
+                "Ask the assistant about the project's media — for example “What is said in this clip?”. "
+                "It knows the assets in the sidebar by name and the playhead position."
+            )
+        render_history(state, messages)
+        if running and assistant is not None:
+            _run(workspace, assistant, assets, prompt)
+    if running:
+        st.rerun()
+    with notices:
+        error = workspace.chat.error
+        if error is not None:
+            st.error(error, icon=":material/error:")
+            st.button("Retry", key="chat_retry", icon=":material/refresh:", on_click=_queue_retry, args=(state,))

@@ -1,0 +1,36 @@
+"""How durations, sizes and times read on the page: short, human and stable."""
+
+from __future__ import annotations
+
+
+def format_duration(milliseconds: int | None) -> str:
+    """``83_000`` -> ``"1:23"``, ``3_723_000`` -> ``"1:02:03"``; ``None`` -> ``"–"`` (unknown)."""
+    if milliseconds is None:
+        return "–"
+    seconds = max(0, int(milliseconds)) // 1000
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def format_size(size_bytes: int | None) -> str:
+    """Bytes in the largest unit that keeps the number below 1024, one decimal: ``"4.2 MB"``."""
+    if size_bytes is None:
+        return "–"
+    size = float(size_bytes)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_elapsed(duration_ms: int | None) -> str:
+    """How long a tool ran: ``"350 ms"``, ``"2.4 s"``, ``"1:05"`` past a minute."""
+    if duration_ms is None:
+        return ""
+    if duration_ms < 1000:
+        return f"{duration_ms} ms"
+    if duration_ms < 60_000:
+        return f"{duration_ms / 1000:.1f} s"
+    return format_duration(duration_ms)

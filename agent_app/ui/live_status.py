@@ -1,0 +1,62 @@
+"""The live view of a run in progress: an ``st.status`` that follows the agent store.
+
+The orchestrator calls this listener synchronously from the script thread, so each update is an
+ordinary Streamlit call that reaches the browser immediately, while the run is still going.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_app.types import ChatMessage, ExecutionState, ToolCall
+
+STATUS_LABELS: dict[ExecutionState, str] = {
+    "idle": "Done",
+    "sending": "Asking the assistant…",
+    "processing": "Running tools…",
+    "responding": "Writing the answer…",
+    "error": "The assistant could not answer",
+}
+
+
+def status_label(status: ExecutionState, active_tool: str | None) -> str:
+    """``"Running transcribe_video…"`` while a tool runs, else a phrase for the status."""
+    if active_tool:
+        return f"Running {active_tool}…"
+    return STATUS_LABELS[status]
+
+
+class LiveStatus:
+    """An :class:`~agent_app.orchestrator.OrchestratorListener` drawing into an ``st.status`` box.
+
+    ``box`` is the object ``st.status(...)`` returned (typed loosely: Streamlit's status container
+    is a ``DeltaGenerator`` with an ``update`` method).
+    """
+
+    def __init__(self, box: Any) -> None:
+        self._box = box
+        self._bars: dict[str, Any] = {}
+
+    def on_status(self, status: ExecutionState, active_tool: str | None) -> None:
+        state = "error" if status == "error" else ("complete" if status == "idle" else "running")
+        self._box.update(label=status_label(status, active_tool), state=state)
+
+    def on_message(self, message: ChatMessage) -> None:
+        if message.role == "assistant" and message.tool_calls:
+            for call in message.tool_calls:
+                self._box.markdown(f":material/build: Calling **{call.name}**")
+        elif message.role == "tool" and message.tool_result is not None:
+            result = message.tool_result
+            icon = ":material/error:" if result.error is not None else ":material/check_circle:"
+            self._box.markdown(f"{icon} {message.content}")
+            bar = self._bars.pop(result.tool_call_id, None)
+            if bar is not None:
+                bar.empty()
+
+    def on_tool_progress(self, call: ToolCall, fraction: float, message: str) -> None:
+        text = f"{call.name}: {message}" if message else call.name
+        bar = self._bars.get(call.id)
+        if bar is None:
+            self._bars[call.id] = self._box.progress(fraction, text=text)
+        else:
+            bar.progress(fraction, text=text)

@@ -1,0 +1,85 @@
+"""The player of the active asset and the playhead the assistant is told about.
+
+The playhead (``playbackTimeMs`` in the context) is what the user sets here; the player starts
+there. Browsers do not report their playback position back to Streamlit, so the playhead is the
+user's statement of "where I am", not a live reading of the video element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from agent_app.types import MediaAsset
+from agent_app.ui.formatting import format_duration, format_size
+from agent_app.ui.workspace import Workspace
+
+_PLAYHEAD_WIDGET = "player_playhead_s"
+
+
+def _on_asset_picked(workspace: Workspace) -> None:
+    picked = st.session_state.get("player_asset")
+    workspace.select_asset(picked if isinstance(picked, str) else None)
+    st.session_state[_PLAYHEAD_WIDGET] = 0.0
+
+
+def _on_playhead_changed(workspace: Workspace) -> None:
+    seconds = float(st.session_state.get(_PLAYHEAD_WIDGET) or 0.0)
+    workspace.set_playhead(round(seconds * 1000))
+
+
+def seek(workspace: Workspace, milliseconds: int) -> None:
+    """Move the playhead (the transcript panel calls this when a segment is clicked)."""
+    workspace.set_playhead(milliseconds)
+    st.session_state[_PLAYHEAD_WIDGET] = max(0, milliseconds) / 1000
+
+
+def render_player(workspace: Workspace, assets: Sequence[MediaAsset]) -> MediaAsset | None:
+    """Draw the asset picker, the player and the playhead; return the asset in the player."""
+    active = workspace.active_asset(list(assets))
+    if active is None:
+        st.info(
+            "Upload a video or audio file in the sidebar's media library to see it here and ask the "
+            "assistant about it.",
+            icon=":material/movie:",
+        )
+        return None
+    names = {asset.id: asset.name for asset in assets}
+    st.session_state["player_asset"] = active.id
+    st.selectbox(
+        "In the player",
+        options=list(names),
+        format_func=lambda asset_id: names.get(asset_id, asset_id),
+        key="player_asset",
+        on_change=_on_asset_picked,
+        args=(workspace,),
+    )
+    path = workspace.storage.media_path(active.id)
+    start_seconds = workspace.playhead_ms // 1000
+    if path is None:
+        st.error(f"The file of “{active.name}” is missing from the data directory.", icon=":material/error:")
+    elif active.kind == "video":
+        st.video(str(path), start_time=start_seconds, format=active.mime_type or "video/mp4")
+    else:
+        st.audio(str(path), start_time=start_seconds, format=active.mime_type or "audio/wav")
+    duration_s = (active.duration_ms or 0) / 1000
+    st.session_state[_PLAYHEAD_WIDGET] = (
+        min(workspace.playhead_ms / 1000, duration_s) if duration_s else (workspace.playhead_ms / 1000)
+    )
+    st.number_input(
+        f"Playhead (seconds, of {format_duration(active.duration_ms)})",
+        min_value=0.0,
+        max_value=duration_s if duration_s > 0 else None,
+        step=1.0,
+        format="%.1f",
+        key=_PLAYHEAD_WIDGET,
+        on_change=_on_playhead_changed,
+        args=(workspace,),
+        help="Where you are in the clip: the player starts here and the assistant is told about it.",
+    )
+    st.caption(
+        f"{active.kind.title()} · {format_duration(active.duration_ms)} · {format_size(active.size_bytes)} · "
+        f"id `{active.id}`"
+    )
+    return active

@@ -1,0 +1,247 @@
+"""The sidebar: project, scenes, media library, and what the assistant is (model and tools).
+
+Every change goes through :class:`~agent_app.ui.workspace.Workspace` and storage in a widget
+callback, which Streamlit runs before the script, so the rest of the page already draws the new
+state in the same run. Errors are shown next to the control that caused them and lose nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from agent_app.llm_config import LLMStatus
+from agent_app.storage import ALLOWED_EXTENSIONS, AssetRejectedError, StorageError, max_upload_bytes
+from agent_app.stores import SessionState
+from agent_app.types import MediaAsset
+from agent_app.ui.formatting import format_duration, format_size
+from agent_app.ui.workspace import Workspace
+
+_UPLOAD_ROUND = "sidebar.upload_round"
+_NOTICES = "sidebar.notices"
+
+
+def _notices(state: SessionState) -> list[tuple[str, str]]:
+    """``(kind, text)`` messages from the last callback, shown once on the next draw."""
+    value = state.setdefault(_NOTICES, [])
+    assert isinstance(value, list)
+    return value
+
+
+def _notify(state: SessionState, kind: str, text: str) -> None:
+    _notices(state).append((kind, text))
+
+
+def _show_notices(state: SessionState) -> None:
+    for kind, text in _notices(state):
+        if kind == "error":
+            st.error(text, icon=":material/error:")
+        else:
+            st.success(text, icon=":material/check_circle:")
+    state[_NOTICES] = []
+
+
+# --- project ----------------------------------------------------------------------------------
+
+
+def _on_project_picked(workspace: Workspace) -> None:
+    picked = st.session_state.get("sidebar_project")
+    if isinstance(picked, str) and picked != workspace.project_id:
+        workspace.open_project(picked)
+
+
+def _on_project_created(workspace: Workspace) -> None:
+    name = str(st.session_state.get("sidebar_new_project", "")).strip()
+    if not name:
+        _notify(workspace.state, "error", "Give the new project a name first.")
+        return
+    project = workspace.storage.create_project(name)
+    workspace.open_project(project.id)
+    st.session_state["sidebar_new_project"] = ""
+    st.session_state["sidebar_project"] = project.id
+
+
+def render_project(workspace: Workspace) -> None:
+    projects = workspace.storage.list_projects()
+    names = {project.id: project.name for project in projects}
+    current = workspace.project()
+    names.setdefault(current.id, current.name)
+    st.session_state["sidebar_project"] = current.id
+    st.selectbox(
+        "Project",
+        options=list(names),
+        format_func=lambda project_id: names.get(project_id, project_id),
+        key="sidebar_project",
+        on_change=_on_project_picked,
+        args=(workspace,),
+    )
+    with st.expander("New project", icon=":material/add:"):
+        st.text_input("Name", key="sidebar_new_project", placeholder="e.g. Harbour documentary")
+        st.button("Create project", key="sidebar_create_project", on_click=_on_project_created, args=(workspace,))
+
+
+# --- scenes -----------------------------------------------------------------------------------
+
+
+def _on_scene_picked(workspace: Workspace) -> None:
+    picked = st.session_state.get("sidebar_scene")
+    workspace.select_scene(picked if isinstance(picked, str) else None)
+
+
+def _on_scene_added(workspace: Workspace) -> None:
+    name = str(st.session_state.get("sidebar_new_scene", ""))
+    scene = workspace.storage.create_scene(workspace.project().id, name)
+    workspace.select_scene(scene.id)
+    st.session_state["sidebar_new_scene"] = ""
+
+
+def _on_scene_renamed(workspace: Workspace) -> None:
+    scene_id = workspace.scene_id
+    name = str(st.session_state.get("sidebar_rename_scene", "")).strip()
+    if scene_id is None or not name:
+        _notify(workspace.state, "error", "Type the scene's new name first.")
+        return
+    try:
+        workspace.storage.rename_scene(scene_id, name)
+    except StorageError as exc:
+        _notify(workspace.state, "error", str(exc))
+
+
+def render_scenes(workspace: Workspace) -> None:
+    st.subheader("Scenes", divider="gray")
+    scenes = workspace.scenes()
+    if scenes:
+        names = {scene.id: scene.name for scene in scenes}
+        if workspace.scene_id not in names:
+            workspace.select_scene(scenes[0].id)
+        st.session_state["sidebar_scene"] = workspace.scene_id
+        st.radio(
+            "Active scene",
+            options=list(names),
+            format_func=lambda scene_id: names.get(scene_id, scene_id),
+            key="sidebar_scene",
+            on_change=_on_scene_picked,
+            args=(workspace,),
+            label_visibility="collapsed",
+        )
+    else:
+        st.caption("No scenes yet.")
+    with st.expander("Add or rename a scene", icon=":material/edit:"):
+        st.text_input("New scene", key="sidebar_new_scene", placeholder=f"Scene {len(scenes) + 1}")
+        st.button("Add scene", key="sidebar_add_scene", on_click=_on_scene_added, args=(workspace,))
+        if scenes:
+            st.text_input("Rename the active scene to", key="sidebar_rename_scene")
+            st.button("Rename scene", key="sidebar_rename_scene_button", on_click=_on_scene_renamed, args=(workspace,))
+
+
+# --- media library ----------------------------------------------------------------------------
+
+
+def _uploader_key(state: SessionState) -> str:
+    return f"sidebar_upload_{int(state.get(_UPLOAD_ROUND, 0))}"
+
+
+def _on_upload(workspace: Workspace, key: str) -> None:
+    """Import each uploaded file, then empty the uploader (a new key) so nothing is imported twice."""
+    files = st.session_state.get(key) or []
+    project_id = workspace.project().id
+    imported: list[MediaAsset] = []
+    for uploaded in files:
+        try:
+            imported.append(workspace.storage.import_asset(project_id, uploaded.name, uploaded))
+        except AssetRejectedError as exc:
+            _notify(workspace.state, "error", str(exc))
+        except (StorageError, OSError) as exc:
+            _notify(workspace.state, "error", f"“{uploaded.name}” could not be stored: {exc}")
+    for asset in imported:
+        _notify(workspace.state, "success", f"Added “{asset.name}” ({format_duration(asset.duration_ms)}).")
+    if imported:
+        workspace.select_asset(imported[-1].id)
+    workspace.state[_UPLOAD_ROUND] = int(workspace.state.get(_UPLOAD_ROUND, 0)) + 1
+
+
+def _on_remove(workspace: Workspace, asset_id: str) -> None:
+    try:
+        workspace.storage.remove_asset(asset_id)
+    except StorageError as exc:
+        _notify(workspace.state, "error", str(exc))
+        return
+    if workspace.active_asset_id == asset_id:
+        workspace.select_asset(None)
+
+
+def _on_play(workspace: Workspace, asset_id: str) -> None:
+    workspace.select_asset(asset_id)
+
+
+def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> None:
+    st.subheader("Media library", divider="gray")
+    key = _uploader_key(workspace.state)
+    limit = max_upload_bytes()
+    st.file_uploader(
+        f"Add video or audio (up to {format_size(limit)})",
+        type=list(ALLOWED_EXTENSIONS),
+        accept_multiple_files=True,
+        key=key,
+        on_change=_on_upload,
+        args=(workspace, key),
+    )
+    _show_notices(workspace.state)
+    if not assets:
+        st.caption("No media yet: upload a clip to talk about it with the assistant.")
+    active_id = workspace.active_asset_id
+    for asset in assets:
+        icon = ":material/movie:" if asset.kind == "video" else ":material/music_note:"
+        with st.container(border=True):
+            name_col, play_col, remove_col = st.columns([6, 1, 1], vertical_alignment="center")
+            with name_col:
+                marker = " (in the player)" if asset.id == active_id else ""
+                st.markdown(f"{icon} **{asset.name}**{marker}")
+                st.caption(f"{format_duration(asset.duration_ms)} · {format_size(asset.size_bytes)}")
+            with play_col:
+                st.button(
+                    "",
+                    key=f"sidebar_play_{asset.id}",
+                    icon=":material/play_arrow:",
+                    help=f"Show {asset.name} in the player",
+                    on_click=_on_play,
+                    args=(workspace, asset.id),
+                    type="tertiary",
+                )
+            with remove_col:
+                st.button(
+                    "",
+                    key=f"sidebar_remove_{asset.id}",
+                    icon=":material/delete:",
+                    help=f"Remove {asset.name}",
+                    on_click=_on_remove,
+                    args=(workspace, asset.id),
+                    type="tertiary",
+                )
+
+
+# --- the assistant ----------------------------------------------------------------------------
+
+SETTINGS_HELP = (
+    "Put them in `.streamlit/secrets.toml` (see `.streamlit/secrets.toml.example`) or in the "
+    "environment, then reload the page."
+)
+
+
+def missing_settings_text(status: LLMStatus) -> str:
+    """Which settings the assistant lacks and where to put them (never a value)."""
+    if status.missing:
+        names = ", ".join(f"`{name}`" for name in status.missing)
+        return f"The assistant is not configured: {names} {'is' if len(status.missing) == 1 else 'are'} missing. "
+    return f"The assistant is not configured: {status.problem or 'unknown problem'}. "
+
+
+def render_assistant(status: LLMStatus, tool_names: Sequence[str]) -> None:
+    st.subheader("Assistant", divider="gray")
+    if status.configured:
+        st.markdown(f":material/check_circle: `{status.provider}` · `{status.model}` · configured")
+    else:
+        st.warning(missing_settings_text(status) + SETTINGS_HELP, icon=":material/key_off:")
+    tools = ", ".join(f"`{name}`" for name in tool_names) or "none"
+    st.caption(f"Enabled tools: {tools}")

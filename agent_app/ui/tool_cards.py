@@ -1,0 +1,62 @@
+"""One tool call as a compact card: name, arguments, result or error, how long it took.
+
+Cards of finished calls are collapsed expanders, so a turn with several calls stays one screen;
+a card of a call that never got a result (the run was interrupted) says so instead of pretending.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from agent_app.types import ToolCall, ToolResult
+from agent_app.ui.formatting import format_elapsed
+
+MAX_RESULT_DISPLAY_CHARS = 20_000
+"""Beyond this a result is shown as truncated text: a long transcript must not freeze the browser."""
+
+
+def card_label(call: ToolCall, result: ToolResult | None) -> str:
+    """The one-line summary shown on the collapsed card."""
+    if result is None:
+        state = "no result"
+    elif result.error is not None:
+        state = "failed"
+    else:
+        state = "done"
+    elapsed = format_elapsed(result.duration_ms) if result is not None else ""
+    parts = [f"**{call.name}**", state]
+    if elapsed:
+        parts.append(elapsed)
+    return " · ".join(parts)
+
+
+def card_icon(result: ToolResult | None) -> str:
+    if result is None:
+        return ":material/hourglass_empty:"
+    return ":material/error:" if result.error is not None else ":material/check_circle:"
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def render_tool_card(call: ToolCall, result: ToolResult | None) -> None:
+    """Draw the card of ``call`` (with its ``result``, when one was recorded)."""
+    with st.expander(card_label(call, result), expanded=False, icon=card_icon(result)):
+        st.caption("Arguments")
+        st.code(_json_text(call.args) if call.args else "{}", language="json", wrap_lines=True)
+        if result is None:
+            st.caption("No result was recorded for this call (the run was interrupted).")
+        elif result.error is not None:
+            st.error(result.error, icon=":material/error:")
+        else:
+            st.caption("Result")
+            text = _json_text(result.result)
+            if len(text) > MAX_RESULT_DISPLAY_CHARS:
+                text = (
+                    text[:MAX_RESULT_DISPLAY_CHARS] + f"\n… ({len(text) - MAX_RESULT_DISPLAY_CHARS:,} more characters)"
+                )
+            st.code(text, language="json", wrap_lines=True)

@@ -1,0 +1,180 @@
+"""What one browser session has open: project, scene, conversation, active asset and playhead.
+
+Kept in ``st.session_state`` (any ``MutableMapping`` here, so it is testable without Streamlit), so
+two sessions never see each other's unsaved choices; what must outlive the session (projects,
+scenes, media, messages) is in :class:`~agent_app.storage.Storage`. The current project and
+conversation are mirrored in the URL (``?project=…&chat=…``) by the page, and
+:meth:`Workspace.sync_with_url` reopens them after a reload or from a shared link.
+"""
+
+from __future__ import annotations
+
+from agent_app.storage import Conversation, Project, Scene, Storage
+from agent_app.stores import AgentStore, ChatStore, SessionState
+from agent_app.types import AgentContext, MediaAsset
+
+DEFAULT_PROJECT_NAME = "My first project"
+
+_PROJECT = "ws.project_id"
+_CONVERSATION = "ws.conversation_id"
+_SCENE = "ws.scene_id"
+_ASSET = "ws.active_asset_id"
+_PLAYHEAD = "ws.playhead_ms"
+
+
+class Workspace:
+    """The session's open project and conversation, and the chat/agent stores bound to them."""
+
+    def __init__(self, state: SessionState, storage: Storage) -> None:
+        self.state = state
+        self.storage = storage
+        self.chat = ChatStore(state)
+        self.agent = AgentStore(state)
+        for key, default in ((_PROJECT, None), (_CONVERSATION, None), (_SCENE, None), (_ASSET, None)):
+            state.setdefault(key, default)
+        state.setdefault(_PLAYHEAD, 0)
+        conversation_id = self.conversation_id
+        if conversation_id is not None:
+            # The store's persistence object is not kept across reruns (it holds a connection pool
+            # handle); rebind it to the open conversation on every run.
+            self.chat.set_persistence(storage.chat_persistence(conversation_id))
+
+    # --- what is open -----------------------------------------------------------------------------
+    @property
+    def project_id(self) -> str | None:
+        value = self.state.get(_PROJECT)
+        return None if value is None else str(value)
+
+    @property
+    def conversation_id(self) -> str | None:
+        value = self.state.get(_CONVERSATION)
+        return None if value is None else str(value)
+
+    @property
+    def scene_id(self) -> str | None:
+        value = self.state.get(_SCENE)
+        return None if value is None else str(value)
+
+    @property
+    def active_asset_id(self) -> str | None:
+        value = self.state.get(_ASSET)
+        return None if value is None else str(value)
+
+    @property
+    def playhead_ms(self) -> int:
+        return int(self.state.get(_PLAYHEAD) or 0)
+
+    def project(self) -> Project:
+        """The open project (opening or creating one first if needed)."""
+        if self.project_id is not None:
+            project = self.storage.get_project(self.project_id)
+            if project is not None:
+                return project
+        projects = self.storage.list_projects()
+        project = projects[0] if projects else self.storage.create_project(DEFAULT_PROJECT_NAME)
+        self.open_project(project.id)
+        return project
+
+    # --- navigation -------------------------------------------------------------------------------
+    def sync_with_url(self, project_id: str | None, conversation_id: str | None) -> None:
+        """Open what the URL names, when it differs from what is open and exists in storage.
+
+        An unknown id (a stale or mistyped link) is ignored: the page falls back to what is open,
+        or to the first project, and the URL is rewritten to match.
+        """
+        if conversation_id and conversation_id != self.conversation_id:
+            conversation = self.storage.get_conversation(conversation_id)
+            if conversation is not None and (project_id in (None, conversation.project_id)):
+                if conversation.project_id != self.project_id:
+                    self.open_project(conversation.project_id, open_latest_chat=False)
+                self.open_conversation(conversation.id)
+                return
+        if project_id and project_id != self.project_id and self.storage.get_project(project_id) is not None:
+            self.open_project(project_id, open_latest_chat=not conversation_id)
+
+    def open_project(self, project_id: str, *, open_latest_chat: bool = True) -> None:
+        """Switch to ``project_id``: its first scene, first asset, and (optionally) latest chat."""
+        self.state[_PROJECT] = project_id
+        scenes = self.storage.list_scenes(project_id)
+        self.state[_SCENE] = scenes[0].id if scenes else None
+        assets = self.storage.list_assets(project_id)
+        self.state[_ASSET] = assets[0].id if assets else None
+        self.state[_PLAYHEAD] = 0
+        conversations = self.storage.list_conversations(project_id) if open_latest_chat else []
+        self.open_conversation(conversations[0].id if conversations else None)
+
+    def open_conversation(self, conversation_id: str | None) -> None:
+        """Show ``conversation_id``'s stored messages (``None``: an empty, not yet stored chat)."""
+        if conversation_id is None:
+            self.chat.set_persistence(None)
+            self.chat.load_messages([])
+        else:
+            self.chat.load_messages(self.storage.load_messages(conversation_id))
+            self.chat.set_persistence(self.storage.chat_persistence(conversation_id))
+        self.state[_CONVERSATION] = conversation_id
+        self.chat.set_loading(False)
+        self.agent.reset()
+
+    def new_chat(self) -> None:
+        """Start an empty conversation; the current one stays stored and listed."""
+        self.open_conversation(None)
+
+    def ensure_conversation(self, first_message: str = "") -> str:
+        """The open conversation's id, creating it (titled by ``first_message``) on first use.
+
+        Conversations are created lazily so opening the page or pressing "New chat" never leaves
+        empty conversations behind.
+        """
+        if self.conversation_id is not None:
+            return self.conversation_id
+        conversation = self.storage.create_conversation(self.project().id, first_message)
+        self.state[_CONVERSATION] = conversation.id
+        self.chat.set_persistence(self.storage.chat_persistence(conversation.id))
+        for message in self.chat.messages:  # anything said before the first write
+            self.storage.append_message(conversation.id, message)
+        return conversation.id
+
+    def conversations(self) -> list[Conversation]:
+        return self.storage.list_conversations(self.project().id)
+
+    # --- scenes, media, playhead ------------------------------------------------------------------
+    def scenes(self) -> list[Scene]:
+        return self.storage.list_scenes(self.project().id)
+
+    def select_scene(self, scene_id: str | None) -> None:
+        self.state[_SCENE] = scene_id
+
+    def assets(self) -> list[MediaAsset]:
+        return self.storage.list_assets(self.project().id)
+
+    def active_asset(self, assets: list[MediaAsset] | None = None) -> MediaAsset | None:
+        """The asset in the player: the chosen one if it still exists, else the first."""
+        listed = assets if assets is not None else self.assets()
+        chosen = next((asset for asset in listed if asset.id == self.active_asset_id), None)
+        if chosen is None and listed:
+            chosen = listed[0]
+            self.state[_ASSET] = chosen.id
+        if chosen is None:
+            self.state[_ASSET] = None
+        return chosen
+
+    def select_asset(self, asset_id: str | None) -> None:
+        if asset_id != self.active_asset_id:
+            self.state[_ASSET] = asset_id
+            self.state[_PLAYHEAD] = 0
+
+    def set_playhead(self, milliseconds: int) -> None:
+        self.state[_PLAYHEAD] = max(0, int(milliseconds))
+
+    # --- the assistant's view ---------------------------------------------------------------------
+    def context(self, assets: list[MediaAsset] | None = None) -> AgentContext:
+        """The :class:`AgentContext` of what the sidebar and player show right now."""
+        listed = assets if assets is not None else self.assets()
+        active = self.active_asset(listed)
+        return AgentContext(
+            project_id=self.project().id,
+            active_scene_id=self.scene_id,
+            media_assets=listed,
+            playback_time_ms=self.playhead_ms,
+            active_asset_id=active.id if active is not None else None,
+        )

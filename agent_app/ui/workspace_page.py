@@ -1,0 +1,93 @@
+"""The whole workspace page, drawn once per Streamlit run.
+
+Order matters: the session's :class:`Workspace` is bound first (reopening what the URL names on a
+fresh session), then the sidebar, then the player (left) and the chat (right). The URL is
+rewritten to the open project and conversation, so a reload or a shared link reopens them.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from agent_app.llm_config import llm_status
+from agent_app.plugins import ToolConfigurationError
+from agent_app.registry import ToolRegistry
+from agent_app.storage import ProjectMediaLibrary
+from agent_app.stores import SessionState
+from agent_app.types import ToolEnvironment
+from agent_app.ui import player, sidebar
+from agent_app.ui.chat_panel import Assistant, render_chat
+from agent_app.ui.resources import get_chat_client, get_registry, get_storage
+from agent_app.ui.workspace import Workspace
+
+PAGE_TITLE = "Agent Session Shell"
+_URL_WRITTEN = "ws.url_written"
+
+
+def _wanted_url(workspace: Workspace) -> dict[str, str]:
+    wanted = {"project": workspace.project().id}
+    if workspace.conversation_id is not None:
+        wanted["chat"] = workspace.conversation_id
+    return wanted
+
+
+def sync_from_url(workspace: Workspace, state: SessionState) -> None:
+    """Apply ``?project=…&chat=…`` when it did not come from this session (a reload, a shared link,
+    an edited address); a URL this session wrote is stale after a sidebar change and is ignored."""
+    current = {key: st.query_params[key] for key in ("project", "chat") if key in st.query_params}
+    if current != state.get(_URL_WRITTEN):
+        workspace.sync_with_url(current.get("project"), current.get("chat"))
+
+
+def write_url(workspace: Workspace, state: SessionState) -> None:
+    wanted = _wanted_url(workspace)
+    current = {key: st.query_params[key] for key in ("project", "chat") if key in st.query_params}
+    if current != wanted:
+        st.query_params.from_dict(wanted)
+    state[_URL_WRITTEN] = wanted
+
+
+def _registry() -> tuple[ToolRegistry, str | None]:
+    try:
+        return get_registry(), None
+    except ToolConfigurationError as exc:
+        return ToolRegistry(), str(exc)
+
+
+def render_page() -> None:
+    st.set_page_config(page_title=PAGE_TITLE, page_icon=":material/movie_edit:", layout="wide")
+    state = st.session_state
+    workspace = Workspace(state, get_storage())
+    sync_from_url(workspace, state)
+    project = workspace.project()
+    write_url(workspace, state)
+    registry, registry_problem = _registry()
+    status = llm_status()
+
+    with st.sidebar:
+        st.title(PAGE_TITLE, anchor=False)
+        sidebar.render_project(workspace)
+        sidebar.render_scenes(workspace)
+        assets = workspace.assets()
+        sidebar.render_media_library(workspace, assets)
+        sidebar.render_assistant(status, registry.names())
+        if registry_problem is not None:
+            st.error(registry_problem, icon=":material/extension_off:")
+
+    assets = workspace.assets()  # the sidebar's callbacks may have changed them
+    left, right = st.columns([5, 6], gap="large")
+    with left:
+        st.header(project.name, anchor=False)
+        active = player.render_player(workspace, assets)
+        if active is not None:
+            environment = ToolEnvironment(
+                context=workspace.context(assets),
+                media=ProjectMediaLibrary(workspace.storage, project.id),
+                data_dir=workspace.storage.data_dir,
+            )
+            _ = environment  # TRANSCRIPT_PANEL
+    with right:
+        if not status.configured:
+            st.info(sidebar.missing_settings_text(status) + sidebar.SETTINGS_HELP, icon=":material/key_off:")
+        render_chat(workspace, Assistant(get_chat_client(registry), registry), assets)
+    write_url(workspace, state)

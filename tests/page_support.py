@@ -1,0 +1,65 @@
+"""Helpers for the page tests: an AppTest of the real page script against the fake LLM server,
+and readers that turn the element tree into plain strings to assert on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.fake_llm import FakeLLMServer
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page.py"
+LLM_SETTINGS = ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL")
+RUN_TIMEOUT = 60.0
+
+
+def configure_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path, fake_llm: FakeLLMServer | None) -> None:
+    """Point the app at ``data_dir`` and, when given, at the fake server (no retries: failures are
+    meant to show at once)."""
+    monkeypatch.setenv("AGENT_DATA_DIR", str(data_dir))
+    for name in LLM_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    if fake_llm is not None:
+        monkeypatch.setenv("LLM_PROVIDER", "openai-compatible")
+        monkeypatch.setenv("LLM_BASE_URL", fake_llm.openai_base_url)
+        monkeypatch.setenv("LLM_MODEL", "fake-model")
+        monkeypatch.setenv("LLM_API_KEY", "test-key-not-secret")
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+
+
+def new_page(query_params: dict[str, str] | None = None) -> AppTest:
+    """A fresh browser session of the page (optionally opened at a URL's query parameters), run once."""
+    at = AppTest.from_file(str(PAGE_SCRIPT), default_timeout=RUN_TIMEOUT)
+    if query_params:
+        at.query_params.update(query_params)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def send(at: AppTest, text: str) -> AppTest:
+    """Type ``text`` into the chat input and submit it."""
+    at.chat_input(key="chat_prompt").set_value(text).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def bubbles(at: AppTest) -> list[tuple[str, str]]:
+    """Each chat bubble as ``(role, its markdown joined)``."""
+    return [
+        (message.name, "\n".join(str(markdown.value) for markdown in message.markdown))
+        for message in at.main.chat_message
+    ]
+
+
+def card_labels(at: AppTest) -> list[str]:
+    """The labels of the tool cards (expanders inside chat bubbles)."""
+    return [expander.label for message in at.main.chat_message for expander in message.expander]
+
+
+def texts(elements: object) -> list[str]:
+    """``.value`` of each element of an element list, as strings."""
+    return [str(element.value) for element in elements]  # type: ignore[attr-defined]

@@ -1,0 +1,203 @@
+"""The workspace page's chat, driven with AppTest through the real route handler, the real OpenAI SDK
+and the fake LLM server (nothing of ours is mocked)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE
+from agent_app.storage import SqliteStorage
+from tests.fake_llm import (
+    FakeLLMServer,
+    error_reply,
+    openai_text,
+    openai_tool_calls,
+    tool_call,
+    transcription_reply,
+)
+from tests.media_samples import make_video
+from tests.page_support import bubbles, card_labels, configure_env, new_page, send, texts
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
+    directory = tmp_path / "data"
+    configure_env(monkeypatch, directory, fake_llm)
+    return directory
+
+
+def stored_messages(data_dir: Path, conversation_id: str) -> list[tuple[str, str]]:
+    storage = SqliteStorage(data_dir)
+    try:
+        return [(m.role, m.content) for m in storage.load_messages(conversation_id)]
+    finally:
+        storage.close()
+
+
+def test_submission_is_answered_by_the_model(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.push(openai_text("Hello! I can see your project."))
+    at = send(new_page(), "Hi there")
+    assert bubbles(at) == [("user", "Hi there"), ("assistant", "Hello! I can see your project.")]
+    sent = fake_llm.chat.last.json
+    assert sent["model"] == "fake-model"
+    assert sent["messages"][0]["role"] == "system"
+    assert sent["messages"][-1] == {"role": "user", "content": "Hi there"}
+    chat_id = at.query_params["chat"]
+    assert stored_messages(data_dir, chat_id) == [("user", "Hi there"), ("assistant", "Hello! I can see your project.")]
+    assert at.chat_input(key="chat_prompt").disabled is False
+
+
+def test_tool_call_turn_shows_its_card_and_the_final_answer(
+    data_dir: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TRANSCRIBE_BACKEND", "openai")
+    monkeypatch.setenv("TRANSCRIBE_MODEL", "fake-whisper")
+    at = new_page()
+    clip = make_video(tmp_path / "interview.mp4", seconds=1.0).read_bytes()
+    at.sidebar.file_uploader[0].upload("interview.mp4", clip, "video/mp4").run()
+    asset_id = str(at.session_state["ws.active_asset_id"])
+    fake_llm.transcription.push(
+        transcription_reply("welcome to the harbour", segments=[(0.0, 0.9, "welcome to the harbour")])
+    )
+    fake_llm.chat.push(
+        openai_tool_calls(tool_call("transcribe_video", {"assetId": asset_id}, id="call_1")),
+        openai_text("They say: *welcome to the harbour*."),
+    )
+    send(at, "What is said in the interview?")
+    assert [role for role, _ in bubbles(at)] == ["user", "assistant"]
+    assert "They say: *welcome to the harbour*." in bubbles(at)[1][1]
+    labels = card_labels(at)
+    assert len(labels) == 1 and "transcribe_video" in labels[0] and "done" in labels[0]
+    card = at.main.chat_message[1].expander[0]
+    shown = "\n".join(texts(card.code))
+    assert asset_id in shown  # the arguments
+    assert "welcome to the harbour" in shown  # the result
+    tool_message = fake_llm.chat.last.json["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
+
+
+def test_failed_tool_shows_the_error_in_its_card(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.push(
+        openai_tool_calls(tool_call("transcribe_video", {"assetId": "no-such-asset"})),
+        openai_text("I could not find that clip."),
+    )
+    at = send(new_page(), "Transcribe it")
+    labels = card_labels(at)
+    assert len(labels) == 1 and "failed" in labels[0]
+    card = at.main.chat_message[1].expander[0]
+    assert card.error and "no-such-asset" in str(card.error[0].value)
+    assert "I could not find that clip." in bubbles(at)[1][1]
+
+
+def test_iteration_cap_message_is_shown(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.default = openai_tool_calls(tool_call("transcribe_video", {"assetId": "missing"}))
+    at = send(new_page(), "Loop forever")
+    assert len(fake_llm.chat.requests) == 8
+    assert len(card_labels(at)) == 8
+    assert bubbles(at)[-1][1].endswith(ITERATION_LIMIT_MESSAGE)
+    assert at.chat_input(key="chat_prompt").disabled is False
+
+
+def test_provider_failure_shows_the_error_then_retry_succeeds_keeping_the_message(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.chat.push(error_reply(500, "upstream exploded"))
+    at = send(new_page(), "Summarise my clip")
+    assert texts(at.main.error) == ["LLM provider error"]
+    assert bubbles(at) == [("user", "Summarise my clip")]
+    chat_id = at.query_params["chat"]
+    assert stored_messages(data_dir, chat_id) == [("user", "Summarise my clip")]
+
+    fake_llm.chat.push(openai_text("Here is the summary."))
+    at.button(key="chat_retry").click().run()
+    assert not at.exception
+    assert bubbles(at) == [("user", "Summarise my clip"), ("assistant", "Here is the summary.")]
+    assert not at.main.error
+    user_turns = [m for m in fake_llm.chat.last.json["messages"] if m["role"] == "user"]
+    assert user_turns == [{"role": "user", "content": "Summarise my clip"}]
+    assert stored_messages(data_dir, chat_id) == [("user", "Summarise my clip"), ("assistant", "Here is the summary.")]
+
+
+def test_new_chat_starts_empty_and_keeps_the_old_one(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.push(openai_text("First answer"))
+    at = send(new_page(), "First question")
+    old_chat = at.query_params["chat"]
+    at.button(key="chat_new").click().run()
+    assert bubbles(at) == []
+    assert "chat" not in at.query_params
+    assert [e.label for e in at.main.expander if e.label.startswith("Past conversations")] == ["Past conversations (1)"]
+    fake_llm.chat.push(openai_text("Second answer"))
+    send(at, "Second question")
+    assert bubbles(at) == [("user", "Second question"), ("assistant", "Second answer")]
+    assert [m["content"] for m in fake_llm.chat.last.json["messages"] if m["role"] == "user"] == ["Second question"]
+    assert at.query_params["chat"] != old_chat
+    at.button(key=f"chat_open_{old_chat}").click().run()
+    assert bubbles(at) == [("user", "First question"), ("assistant", "First answer")]
+    assert at.query_params["chat"] == old_chat
+
+
+def test_reload_with_the_same_query_parameters_restores_the_conversation(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.chat.push(openai_text("Remember me"))
+    first = send(new_page(), "Hello before the reload")
+    params = dict(first.query_params)
+    reloaded = new_page(params)
+    assert bubbles(reloaded) == [("user", "Hello before the reload"), ("assistant", "Remember me")]
+    assert dict(reloaded.query_params) == params
+    fake_llm.chat.push(openai_text("Still here"))
+    send(reloaded, "And after?")
+    sent_users = [m["content"] for m in fake_llm.chat.last.json["messages"] if m["role"] == "user"]
+    assert sent_users == ["Hello before the reload", "And after?"]
+
+
+def test_unknown_conversation_in_the_url_falls_back_cleanly(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    at = new_page({"project": "nope", "chat": "nope"})
+    assert bubbles(at) == []
+    assert at.query_params["project"] != "nope"
+    assert "chat" not in at.query_params
+
+
+def test_page_without_llm_settings_explains_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+) -> None:
+    configure_env(monkeypatch, tmp_path / "data", None)
+    at = new_page()
+    warning = "\n".join(texts(at.sidebar.warning))
+    for name in ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY"):
+        assert name in warning
+    assert ".streamlit/secrets.toml" in warning
+    info = "\n".join(texts(at.main.info))
+    assert "LLM_API_KEY" in info
+    clip = make_video(tmp_path / "clip.mp4", seconds=1.0).read_bytes()
+    at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
+    assert not at.exception
+    assert at.main.get("video")  # the player works without a model
+    send(at, "Anyone there?")
+    assert bubbles(at) == [("user", "Anyone there?")]
+    assert "Missing LLM configuration: LLM_PROVIDER, LLM_MODEL, LLM_API_KEY" in texts(at.main.error)[0]
+    assert fake_llm.requests == []
+
+
+def test_upload_reaches_the_context_of_the_next_request(
+    data_dir: Path, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    at = new_page()
+    clip = make_video(tmp_path / "clip.mp4", seconds=2.0).read_bytes()
+    at.sidebar.file_uploader[0].upload("Harbour walk.mp4", clip, "video/mp4").run()
+    assert not at.exception
+    library = "\n".join(texts(at.sidebar.markdown))
+    assert "Harbour walk.mp4" in library
+    assert any("0:02" in caption and "KB" in caption for caption in texts(at.sidebar.caption))
+    asset_id = str(at.session_state["ws.active_asset_id"])
+    fake_llm.chat.push(openai_text("I see the harbour walk."))
+    send(at, "What do I have?")
+    system_prompt = fake_llm.chat.last.json["messages"][0]["content"]
+    assert f'id "{asset_id}": Harbour walk.mp4' in system_prompt
+    assert "(active, shown in the player)" in system_prompt
+    assert f'Project id: "{at.query_params["project"]}"' in system_prompt
+    stored = SqliteStorage(data_dir)
+    assert [a.name for a in stored.list_assets(at.query_params["project"])] == ["Harbour walk.mp4"]
+    stored.close()

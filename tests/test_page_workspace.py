@@ -1,0 +1,155 @@
+"""The workspace page's sidebar and player with AppTest: projects, scenes, the media library, the
+playhead the assistant is told about, and per-session isolation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_app.storage import SqliteStorage
+from agent_app.types import ChatMessage
+from agent_app.ui.chat_history import PAGE_SIZE
+from tests.fake_llm import FakeLLMServer, openai_text
+from tests.media_samples import make_video, make_wav
+from tests.page_support import bubbles, configure_env, new_page, send, texts
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
+    directory = tmp_path / "data"
+    configure_env(monkeypatch, directory, fake_llm)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return make_video(tmp_path_factory.mktemp("media") / "clip.mp4", seconds=3.0).read_bytes()
+
+
+def test_first_visit_creates_a_project_and_puts_it_in_the_url(data_dir: Path) -> None:
+    at = new_page()
+    project_id = at.query_params["project"]
+    storage = SqliteStorage(data_dir)
+    assert [p.id for p in storage.list_projects()] == [project_id]
+    assert at.sidebar.selectbox(key="sidebar_project").value == project_id
+    assert at.main.info  # the player explains how to add media
+
+
+def test_create_and_switch_projects(data_dir: Path) -> None:
+    at = new_page()
+    first = at.query_params["project"]
+    at.sidebar.text_input(key="sidebar_new_project").input("Harbour documentary")
+    at.sidebar.button(key="sidebar_create_project").click().run()
+    second = at.query_params["project"]
+    assert second != first
+    assert "Harbour documentary" in texts(at.main.header)
+    at.sidebar.selectbox(key="sidebar_project").select(first).run()
+    assert at.query_params["project"] == first
+
+
+def test_scenes_add_rename_and_pick(data_dir: Path) -> None:
+    at = new_page()
+    at.sidebar.text_input(key="sidebar_new_scene").input("Intro")
+    at.sidebar.button(key="sidebar_add_scene").click().run()
+    at.sidebar.text_input(key="sidebar_new_scene").input("Harbour")
+    at.sidebar.button(key="sidebar_add_scene").click().run()
+    scenes = at.sidebar.radio(key="sidebar_scene")
+    assert scenes.options == ["Intro", "Harbour"]
+    stored = SqliteStorage(data_dir).list_scenes(at.query_params["project"])
+    intro_id, harbour_id = (scene.id for scene in stored)
+    assert scenes.value == harbour_id  # a new scene becomes the active one
+    at.sidebar.text_input(key="sidebar_rename_scene").input("Old harbour")
+    at.sidebar.button(key="sidebar_rename_scene_button").click().run()
+    assert at.sidebar.radio(key="sidebar_scene").options == ["Intro", "Old harbour"]
+    at.sidebar.radio(key="sidebar_scene").set_value(intro_id).run()
+    assert at.session_state["ws.scene_id"] == intro_id
+    assert [s.name for s in SqliteStorage(data_dir).list_scenes(at.query_params["project"])] == ["Intro", "Old harbour"]
+
+
+def test_upload_lists_asset_and_remove_deletes_it(data_dir: Path, clip: bytes, tmp_path: Path) -> None:
+    at = new_page()
+    wav = make_wav(tmp_path / "voice.wav", seconds=1.0).read_bytes()
+    at.sidebar.file_uploader[0].set_value([("clip.mp4", clip, "video/mp4"), ("voice.wav", wav, "audio/wav")]).run()
+    assert not at.exception
+    listed = "\n".join(texts(at.sidebar.markdown))
+    assert "clip.mp4" in listed and "voice.wav" in listed
+    captions = texts(at.sidebar.caption)
+    assert any(c.startswith("0:03 · ") for c in captions) and any(c.startswith("0:01 · ") for c in captions)
+    assert len(texts(at.sidebar.success)) == 2
+    assert at.main.get("audio")  # the last upload is in the player
+    storage = SqliteStorage(data_dir)
+    assets = storage.list_assets(at.query_params["project"])
+    at.sidebar.button(key=f"sidebar_remove_{assets[0].id}").click().run()
+    assert [a.name for a in storage.list_assets(at.query_params["project"])] == ["voice.wav"]
+    assert storage.media_path(assets[0].id) is None
+    assert "clip.mp4" not in "\n".join(texts(at.sidebar.markdown))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("notes.mp4", b"plain text, not a video", "is not a readable audio or video file"),
+        ("big.mp4", b"\0" * (1024 * 1024 + 10), "is too large"),
+    ],
+)
+def test_bad_upload_is_refused_with_a_clear_message(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: bytes, message: str
+) -> None:
+    monkeypatch.setenv("AGENT_MAX_UPLOAD_MB", "1")
+    at = new_page()
+    at.sidebar.file_uploader[0].upload(name, content, "video/mp4").run()
+    assert not at.exception
+    errors = texts(at.sidebar.error)
+    assert len(errors) == 1 and message in errors[0] and name in errors[0]
+    assert SqliteStorage(data_dir).list_assets(at.query_params["project"]) == []
+    assert list((data_dir / "media").iterdir()) == []
+
+
+def test_playhead_and_scene_reach_the_context(data_dir: Path, fake_llm: FakeLLMServer, clip: bytes) -> None:
+    at = new_page()
+    at.sidebar.text_input(key="sidebar_new_scene").input("Opening")
+    at.sidebar.button(key="sidebar_add_scene").click().run()
+    at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
+    at.number_input(key="player_playhead_s").set_value(2.5).run()
+    assert at.main.get("video")[0].proto.start_time == 2
+    fake_llm.chat.push(openai_text("At 2.5 s."))
+    send(at, "Where am I?")
+    prompt = fake_llm.chat.last.json["messages"][0]["content"]
+    assert "(2500 ms)" in prompt
+    assert f'Active scene: "{at.session_state["ws.scene_id"]}"' in prompt
+
+
+def test_two_sessions_do_not_share_unsaved_state(data_dir: Path, fake_llm: FakeLLMServer, clip: bytes) -> None:
+    alice = new_page()
+    alice.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
+    bob = new_page({"project": alice.query_params["project"]})
+    alice.number_input(key="player_playhead_s").set_value(2.0).run()
+    fake_llm.chat.push(openai_text("Alice's answer"))
+    send(alice, "Alice asks")
+    bob.run()
+    assert bob.session_state["ws.playhead_ms"] == 0
+    assert bubbles(bob) == []  # Bob's open chat is his own (empty) one
+    assert "clip.mp4" in "\n".join(texts(bob.sidebar.markdown))  # saved media is shared by the project
+    assert "Past conversations (1)" in [e.label for e in bob.main.expander]
+
+
+def test_long_conversation_shows_only_the_last_page_with_show_older(data_dir: Path) -> None:
+    storage = SqliteStorage(data_dir)
+    project = storage.create_project("Long")
+    chat = storage.create_conversation(project.id)
+    for index in range(PAGE_SIZE * 2 + 5):
+        role = "user" if index % 2 == 0 else "assistant"
+        storage.append_message(chat.id, ChatMessage(role=role, content=f"message {index}"))
+    storage.close()
+    at = new_page({"project": project.id, "chat": chat.id})
+    shown = bubbles(at)
+    assert len(shown) == PAGE_SIZE
+    assert shown[-1][1] == f"message {PAGE_SIZE * 2 + 4}"
+    older = at.button(key="chat_show_older")
+    assert "(45 hidden)" in older.label
+    older.click().run()
+    assert len(bubbles(at)) == PAGE_SIZE * 2
+    at.button(key="chat_show_older").click().run()
+    assert len(bubbles(at)) == PAGE_SIZE * 2 + 5
+    assert "chat_show_older" not in [button.key for button in at.button]
