@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +26,11 @@ from agent_app.media.transcription import (
     tool_result,
 )
 from agent_app.plugins import build_tool_registry
-from agent_app.storage import ProjectMediaLibrary, SqliteStorage
-from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+from agent_app.types import MediaAsset
 from tests.media_factory import SENTENCES, silent_mp4, speech_mp4
+from tests.transcribe_support import SETTINGS, Workspace, new_workspace
 
 REPO = Path(__file__).resolve().parent.parent
-SETTINGS = ("TRANSCRIBE_BACKEND", "TRANSCRIBE_MODEL", "TRANSCRIBE_API_KEY", "TRANSCRIBE_BASE_URL",
-            "LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL")  # fmt: skip
 
 _normalize = jiwer.Compose(
     [
@@ -48,35 +45,6 @@ _normalize = jiwer.Compose(
 
 def word_error_rate(reference: str, hypothesis: str) -> float:
     return float(jiwer.wer(reference, hypothesis, reference_transform=_normalize, hypothesis_transform=_normalize))
-
-
-@dataclass
-class Workspace:
-    """A project in the real storage with some imported assets, and the tool environment for it."""
-
-    storage: SqliteStorage
-    project_id: str
-    assets: list[MediaAsset] = field(default_factory=list)
-    progress: list[tuple[float, str]] = field(default_factory=list)
-
-    def add(self, path: Path, name: str | None = None) -> MediaAsset:
-        with path.open("rb") as handle:
-            asset = self.storage.import_asset(self.project_id, name or path.name, handle)
-        self.assets.append(asset)
-        return asset
-
-    def env(self, active: str | None = None) -> ToolEnvironment:
-        return ToolEnvironment(
-            context=AgentContext(project_id=self.project_id, media_assets=self.assets, active_asset_id=active),
-            media=ProjectMediaLibrary(self.storage, self.project_id),
-            data_dir=self.storage.data_dir,
-            report_progress=lambda fraction, message: self.progress.append((fraction, message)),
-        )
-
-
-def new_workspace(data_dir: Path) -> Workspace:
-    storage = SqliteStorage(data_dir)
-    return Workspace(storage, storage.create_project("test").id)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -1,0 +1,44 @@
+"""Test support for the transcription tests: a project in the real SQLite storage with imported media,
+and the tool environment a page or the orchestrator would hand the tool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_app.storage import ProjectMediaLibrary, SqliteStorage
+from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+
+SETTINGS = ("TRANSCRIBE_BACKEND", "TRANSCRIBE_MODEL", "TRANSCRIBE_API_KEY", "TRANSCRIBE_BASE_URL",
+            "LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL", "GOOGLE_GEMINI_BASE_URL",
+            "GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")  # fmt: skip
+"""Every setting or SDK environment variable that could redirect a transcription; tests clear them."""
+
+
+@dataclass
+class Workspace:
+    """A project in the real storage with some imported assets, and the tool environment for it."""
+
+    storage: SqliteStorage
+    project_id: str
+    assets: list[MediaAsset] = field(default_factory=list)
+    progress: list[tuple[float, str]] = field(default_factory=list)
+
+    def add(self, path: Path, name: str | None = None) -> MediaAsset:
+        with path.open("rb") as handle:
+            asset = self.storage.import_asset(self.project_id, name or path.name, handle)
+        self.assets.append(asset)
+        return asset
+
+    def env(self, active: str | None = None) -> ToolEnvironment:
+        return ToolEnvironment(
+            context=AgentContext(project_id=self.project_id, media_assets=self.assets, active_asset_id=active),
+            media=ProjectMediaLibrary(self.storage, self.project_id),
+            data_dir=self.storage.data_dir,
+            report_progress=lambda fraction, message: self.progress.append((fraction, message)),
+        )
+
+
+def new_workspace(data_dir: Path) -> Workspace:
+    storage = SqliteStorage(data_dir)
+    return Workspace(storage, storage.create_project("test").id)
