@@ -63,6 +63,10 @@ SUMMARY_CHARS = 200
 """Longest error text quoted in a tool message's human-readable ``content``."""
 
 
+class UnsendableResultError(ValueError):
+    """A tool's result cannot be sent to the model (not JSON, or too large); the text says why."""
+
+
 class OrchestratorBusyError(RuntimeError):
     """:meth:`Orchestrator.run` was called while a run of the same orchestrator is in progress."""
 
@@ -247,6 +251,8 @@ class Orchestrator:
             raw = tool.execute(normalize_tool_args(tool, call.args), environment)
             result = self._sendable(call.name, raw)
             error = None
+        except UnsendableResultError as exc:
+            result, error = None, str(exc)
         except Exception as exc:
             logger.info("Tool %s failed", call.name, exc_info=True)
             result, error = None, describe_exception(exc)
@@ -265,9 +271,9 @@ class Orchestrator:
             data = to_jsonable_python(raw)
             text = json.dumps(data, allow_nan=False)
         except (PydanticSerializationError, TypeError, ValueError) as exc:
-            raise ValueError(f"{name} returned a result that is not JSON-serializable ({exc})") from None
+            raise UnsendableResultError(f"{name} returned a result that is not JSON-serializable ({exc})") from None
         if len(text) > self.max_result_chars:
-            raise ValueError(
+            raise UnsendableResultError(
                 f"{name} returned {len(text):,} characters of JSON, more than the {self.max_result_chars:,} "
                 "that can be sent to the model; call it again with narrower arguments"
             )
