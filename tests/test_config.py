@@ -1,0 +1,104 @@
+"""Provider configuration: required settings, unknown providers, Gemini and LLM_BASE_URL, the status line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_app.api import handle_chat_body
+from agent_app.llm_config import (
+    LLMConfig,
+    LLMConfigurationError,
+    MissingConfigurationError,
+    UnknownProviderError,
+    llm_status,
+    load_llm_config,
+)
+from agent_app.providers import create_adapter, get_adapter
+from agent_app.providers.gemini import GeminiAdapter
+from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
+
+BODY = json.dumps({"messages": [{"role": "user", "content": "Hello"}]}).encode()
+
+
+def test_missing_required_configuration(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
+    llm_env.delenv("LLM_API_KEY")
+    result = handle_chat_body(BODY)
+    assert result.status == 502
+    assert result.body == {"error": "Missing LLM configuration: LLM_API_KEY"}
+    assert openai_llm.requests == []
+
+
+def test_every_missing_setting_is_named(llm_env: pytest.MonkeyPatch) -> None:
+    with pytest.raises(MissingConfigurationError) as caught:
+        load_llm_config()
+    assert caught.value.missing == ["LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY"]
+    llm_env.setenv("LLM_API_KEY", "   ")  # blank counts as unset
+    with pytest.raises(MissingConfigurationError, match="LLM_API_KEY"):
+        load_llm_config()
+
+
+def test_unknown_provider(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
+    llm_env.setenv("LLM_PROVIDER", "unknown-provider")
+    with pytest.raises(UnknownProviderError, match=r"^Unknown LLM provider: unknown-provider$"):
+        create_adapter(load_llm_config())
+    with pytest.raises(UnknownProviderError):
+        get_adapter()
+    result = handle_chat_body(BODY)
+    assert (result.status, result.body) == (502, {"error": "Unknown LLM provider: unknown-provider"})
+
+
+def test_gemini_config_ignores_base_url(gemini_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
+    llm_env.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    config = load_llm_config()
+    assert config.base_url is None
+    adapter = get_adapter(config)
+    assert isinstance(adapter, GeminiAdapter)
+    result = handle_chat_body(BODY)
+    assert result.status == 200, result.body
+    assert gemini_llm.gemini.last.model == "fake-model"
+    assert not gemini_llm.chat.requests
+
+
+def test_openai_compatible_uses_base_url(openai_llm: FakeLLMServer) -> None:
+    assert load_llm_config().base_url == openai_llm.openai_base_url
+
+
+def test_timeout_and_retries_have_defaults_and_are_validated(
+    openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch
+) -> None:
+    llm_env.delenv("LLM_TIMEOUT_SECONDS")
+    llm_env.delenv("LLM_MAX_RETRIES")
+    config = load_llm_config()
+    assert (config.timeout_seconds, config.max_retries) == (60.0, 2)
+    for name, value in [("LLM_TIMEOUT_SECONDS", "soon"), ("LLM_TIMEOUT_SECONDS", "0"), ("LLM_MAX_RETRIES", "-1")]:
+        llm_env.setenv(name, value)
+        with pytest.raises(LLMConfigurationError, match=name) as caught:
+            load_llm_config()
+        assert value not in str(caught.value)
+        result = handle_chat_body(BODY)
+        assert result.status == 502 and name in result.body["error"]
+        llm_env.delenv(name)
+
+
+def test_the_key_is_not_in_the_config_repr_or_status(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
+    config = load_llm_config()
+    assert CANARY_API_KEY not in repr(config)
+    status = llm_status()
+    assert status.configured and status.provider == "openai-compatible" and status.model == "fake-model"
+    assert status.summary == "openai-compatible · fake-model · configured"
+    assert CANARY_API_KEY not in repr(status)
+    assert isinstance(config, LLMConfig)
+
+
+def test_status_names_missing_settings_and_unknown_providers(llm_env: pytest.MonkeyPatch) -> None:
+    status = llm_status()
+    assert not status.configured and status.missing == ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY")
+    assert "LLM_API_KEY" in status.summary
+    llm_env.setenv("LLM_PROVIDER", "claude-direct")
+    llm_env.setenv("LLM_MODEL", "m")
+    llm_env.setenv("LLM_API_KEY", CANARY_API_KEY)
+    status = llm_status()
+    assert not status.configured and status.problem == "Unknown LLM provider: claude-direct"
+    assert CANARY_API_KEY not in status.summary
