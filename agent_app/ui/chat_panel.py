@@ -70,7 +70,7 @@ def render_header(workspace: Workspace) -> None:
     """Title of the open conversation, "New chat", and the list of the project's conversations."""
     conversations = workspace.conversations()
     current = next((c for c in conversations if c.id == workspace.conversation_id), None)
-    title_col, button_col = st.columns([4, 1], vertical_alignment="center")
+    title_col, button_col = st.columns([3, 1], vertical_alignment="center")
     with title_col:
         st.subheader(current.title if current and current.title else "New chat", anchor=False)
     with button_col:

@@ -20,6 +20,7 @@ from agent_app.ui.workspace import Workspace
 
 _UPLOAD_ROUND = "sidebar.upload_round"
 _NOTICES = "sidebar.notices"
+_IMPORTED = "sidebar.imported_file_ids"
 
 
 def _notices(state: SessionState) -> list[tuple[str, str]]:
@@ -143,11 +144,20 @@ def _uploader_key(state: SessionState) -> str:
 
 
 def _on_upload(workspace: Workspace, key: str) -> None:
-    """Import each uploaded file, then empty the uploader (a new key) so nothing is imported twice."""
+    """Import each newly uploaded file once, then empty the uploader (a new widget key).
+
+    The browser may send an uploader's files again on the next rerun before it drops the replaced
+    widget, so uploads are also remembered by Streamlit's per-upload ``file_id``: no double import.
+    """
     files = st.session_state.get(key) or []
+    seen = workspace.state.setdefault(_IMPORTED, {})
+    assert isinstance(seen, dict)
     project_id = workspace.project().id
     imported: list[MediaAsset] = []
     for uploaded in files:
+        if uploaded.file_id in seen:
+            continue
+        seen[uploaded.file_id] = None
         try:
             imported.append(workspace.storage.import_asset(project_id, uploaded.name, uploaded))
         except AssetRejectedError as exc:
@@ -194,10 +204,10 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
     for asset in assets:
         icon = ":material/movie:" if asset.kind == "video" else ":material/music_note:"
         with st.container(border=True):
-            name_col, play_col, remove_col = st.columns([6, 1, 1], vertical_alignment="center")
-            with name_col:
-                marker = " (in the player)" if asset.id == active_id else ""
-                st.markdown(f"{icon} **{asset.name}**{marker}")
+            badge = " :blue-badge[in the player]" if asset.id == active_id else ""
+            st.markdown(f"{icon} **{asset.name}**{badge}")
+            info_col, play_col, remove_col = st.columns([4, 1, 1], vertical_alignment="center", gap="small")
+            with info_col:
                 st.caption(f"{format_duration(asset.duration_ms)} · {format_size(asset.size_bytes)}")
             with play_col:
                 st.button(
