@@ -1,0 +1,115 @@
+"""The transcript panel in Streamlit's AppTest: Transcribe runs the real tool (offline backend, real
+storage), segments seek the player, downloads are offered and their contents parse as subtitles."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import srt
+import webvtt
+from streamlit.testing.v1 import AppTest
+
+from agent_app.media.transcript import Transcript, TranscriptSegment
+from agent_app.types import MediaAsset
+from agent_app.ui.transcript_panel import transcript_exports
+from tests.media_factory import silent_mp4, speech_mp4
+from tests.transcribe_support import SETTINGS, new_workspace
+
+
+def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
+    """The panel as the page uses it: under a player whose playhead ``on_seek`` moves."""
+    from pathlib import Path
+
+    import streamlit as st
+
+    from agent_app.plugins import build_tool_registry
+    from agent_app.storage import ProjectMediaLibrary, SqliteStorage
+    from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+    from agent_app.ui.transcript_panel import render_transcript_panel
+
+    asset = MediaAsset.model_validate_json(asset_json)
+    storage = SqliteStorage(Path(data_dir))
+    playhead = int(st.session_state.get("playhead_ms", 0))
+    env = ToolEnvironment(
+        context=AgentContext(project_id=project_id, media_assets=[asset], playback_time_ms=playhead),
+        media=ProjectMediaLibrary(storage, project_id),
+        data_dir=Path(data_dir),
+    )
+
+    def on_seek(milliseconds: int) -> None:
+        st.session_state["playhead_ms"] = milliseconds
+
+    st.text(f"playhead={playhead}")
+    render_transcript_panel(asset, env, build_tool_registry(), on_seek)
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+def app_for(tmp_path: Path, media: Path, name: str) -> tuple[AppTest, MediaAsset]:
+    workspace = new_workspace(tmp_path / "data")
+    asset = workspace.add(media, name)
+    app = AppTest.from_function(
+        panel_page, args=(str(tmp_path / "data"), workspace.project_id, asset.model_dump_json()), default_timeout=60
+    )
+    return app, asset
+
+
+@pytest.mark.slow
+def test_transcribe_button_fills_the_panel_and_segments_seek_the_player(tmp_path: Path) -> None:
+    spans = speech_mp4(tmp_path / "talk.mp4")
+    app, asset = app_for(tmp_path, tmp_path / "talk.mp4", "Talk.mp4")
+    app.run()
+    key = f"transcript_{asset.id}"
+    assert not app.exception
+    assert len(app.download_button) == 0
+    assert any("No transcript yet" in c.value for c in app.caption)
+
+    app.button(key=f"{key}_run").click().run()
+    assert not app.exception and not app.error
+    assert [b.label for b in app.download_button] == ["SRT", "WebVTT", "Text"]
+    seek_buttons = [b for b in app.button if b.key and b.key.startswith(f"{key}_seek_")]
+    assert len(seek_buttons) >= len(spans)
+    text = " ".join(m.value for m in app.markdown).lower()
+    assert "quick brown fox" in text and "camera" in text
+
+    seek_buttons[1].click().run()
+    playhead = int(app.text[0].value.split("=")[1])
+    assert playhead == pytest.approx(spans[1][0], abs=600)
+    assert any(m.value.startswith("**") for m in app.markdown)  # the segment at the playhead stands out
+
+    fresh = AppTest.from_function(panel_page, args=app.args, default_timeout=60)  # a restart: from the cache
+    fresh.run()
+    assert [b.label for b in fresh.download_button] == ["SRT", "WebVTT", "Text"]
+
+
+def test_a_failing_transcription_shows_the_reason(tmp_path: Path) -> None:
+    app, asset = app_for(tmp_path, silent_mp4(tmp_path / "silent.mp4"), "Screen.mp4")
+    app.run()
+    app.button(key=f"transcript_{asset.id}_run").click().run()
+    assert not app.exception
+    assert len(app.error) == 1 and "no audio stream" in app.error[0].value and "Screen.mp4" in app.error[0].value
+    assert len(app.download_button) == 0
+
+
+def test_exports_are_named_after_the_asset_and_parse_as_subtitles() -> None:
+    transcript = Transcript(
+        duration_ms=5000,
+        backend="local",
+        model="m",
+        segments=[TranscriptSegment(start_ms=100, end_ms=900, text="Hello."), TranscriptSegment(start_ms=1000,
+                  end_ms=2500, text="A <b> & c.")],
+    )  # fmt: skip
+    exports = {e.label: e for e in transcript_exports(transcript, "My Talk.final.mp4")}
+    assert {e.file_name for e in exports.values()} == {"My Talk.final.srt", "My Talk.final.vtt", "My Talk.final.txt"}
+    assert [s.content for s in srt.parse(exports["SRT"].data, ignore_errors=False)] == ["Hello.", "A <b> & c."]
+    captions = webvtt.from_buffer(io.StringIO(exports["WebVTT"].data)).captions
+    assert [c.start for c in captions] == ["00:00:00.100", "00:00:01.000"]
+    assert exports["Text"].data == "Hello.\nA <b> & c.\n"
