@@ -10,7 +10,7 @@ import pytest
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from agent_app.ui.chat_history import PAGE_SIZE
-from tests.fake_llm import FakeLLMServer, openai_text
+from tests.fake_llm import FakeLLMServer, openai_text, transcription_reply
 from tests.media_samples import make_video, make_wav
 from tests.page_support import bubbles, configure_env, new_page, send, texts
 
@@ -153,3 +153,25 @@ def test_long_conversation_shows_only_the_last_page_with_show_older(data_dir: Pa
     at.button(key="chat_show_older").click().run()
     assert len(bubbles(at)) == PAGE_SIZE * 2 + 5
     assert "chat_show_older" not in [button.key for button in at.button]
+
+
+def test_transcript_segment_click_moves_the_playhead(
+    data_dir: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, clip: bytes
+) -> None:
+    monkeypatch.setenv("TRANSCRIBE_BACKEND", "openai")
+    monkeypatch.setenv("TRANSCRIBE_MODEL", "fake-whisper")
+    at = new_page()
+    at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
+    asset_id = str(at.session_state["ws.active_asset_id"])
+    fake_llm.transcription.push(
+        transcription_reply("hello harbour", segments=[(0.0, 1.0, "hello"), (2.0, 2.9, "harbour")])
+    )
+    at.button(key=f"transcript_{asset_id}_run").click().run()
+    assert not at.exception
+    at.button(key=f"transcript_{asset_id}_seek_1").click().run()
+    assert at.session_state["ws.playhead_ms"] == 2000
+    assert at.number_input(key="player_playhead_s").value == 2.0
+    assert at.main.get("video")[0].proto.start_time == 2
+    fake_llm.chat.push(openai_text("You are at the harbour line."))
+    send(at, "Where am I?")
+    assert "(2000 ms)" in fake_llm.chat.last.json["messages"][0]["content"]

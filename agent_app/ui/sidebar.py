@@ -190,9 +190,10 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
     key = _uploader_key(workspace.state)
     limit = max_upload_bytes()
     st.file_uploader(
-        f"Add video or audio (up to {format_size(limit)})",
+        "Add video or audio",
         type=list(ALLOWED_EXTENSIONS),
         accept_multiple_files=True,
+        max_upload_size=max(1, limit // (1024 * 1024)),
         key=key,
         on_change=_on_upload,
         args=(workspace, key),
@@ -250,7 +251,8 @@ def missing_settings_text(status: LLMStatus) -> str:
 def render_assistant(status: LLMStatus, tool_names: Sequence[str]) -> None:
     st.subheader("Assistant", divider="gray")
     if status.configured:
-        st.markdown(f":material/check_circle: `{status.provider}` · `{status.model}` · configured")
+        st.markdown(f":green-badge[:material/check_circle: configured] **{status.model}**")
+        st.caption(f"Provider: {status.provider}")
     else:
         st.warning(missing_settings_text(status) + SETTINGS_HELP, icon=":material/key_off:")
     tools = ", ".join(f"`{name}`" for name in tool_names) or "none"

@@ -18,6 +18,7 @@ from agent_app.types import ToolEnvironment
 from agent_app.ui import player, sidebar
 from agent_app.ui.chat_panel import Assistant, render_chat
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
+from agent_app.ui.transcript_panel import render_transcript_panel
 from agent_app.ui.workspace import Workspace
 
 PAGE_TITLE = "Agent Session Shell"
@@ -85,7 +86,7 @@ def render_page() -> None:
                 media=ProjectMediaLibrary(workspace.storage, project.id),
                 data_dir=workspace.storage.data_dir,
             )
-            _ = environment  # TRANSCRIPT_PANEL
+            render_transcript_panel(active, environment, registry, lambda ms: player.seek(workspace, ms))
     with right:
         if not status.configured:
             st.info(sidebar.missing_settings_text(status) + sidebar.SETTINGS_HELP, icon=":material/key_off:")

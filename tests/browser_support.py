@@ -1,0 +1,62 @@
+"""A headless Chromium (Debian's, through Playwright) for the browser and restart tests, and the
+app environment pointing at the fake LLM server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.app_server import CHROMIUM, CHROMIUM_ARGS, ROOT
+from tests.fake_llm import FakeLLMServer
+
+SCREENSHOT_DIR = ROOT / "test-output" / "browser"
+UI_TIMEOUT_MS = 30_000
+
+
+def app_env(fake_llm: FakeLLMServer, data_dir: Path) -> dict[str, str]:
+    """The subprocess environment: the fake server as the model and as the transcriber, a private data dir."""
+    return {
+        "AGENT_DATA_DIR": str(data_dir),
+        "LLM_PROVIDER": "openai-compatible",
+        "LLM_BASE_URL": fake_llm.openai_base_url,
+        "LLM_MODEL": "fake-model",
+        "LLM_API_KEY": "test-key-not-secret",
+        "LLM_MAX_RETRIES": "0",
+        "TRANSCRIBE_BACKEND": "openai",
+        "TRANSCRIBE_MODEL": "fake-whisper",
+    }
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed (scripts/test.sh installs Debian's chromium)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def open_page(browser: Browser, url: str) -> Page:
+    """A new tab at ``url``, once the page script has drawn the sidebar."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(url)
+    expect(page.get_by_text("Media library", exact=True)).to_be_visible(timeout=UI_TIMEOUT_MS)
+    return page
+
+
+def ask(page: Page, text: str) -> None:
+    box = page.get_by_placeholder("Ask about your media…")
+    expect(box).to_be_enabled(timeout=UI_TIMEOUT_MS)
+    box.fill(text)
+    box.press("Enter")
+
+
+def screenshot(page: Page, name: str) -> Path:
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOT_DIR / name
+    page.screenshot(path=str(path), full_page=True)
+    return path

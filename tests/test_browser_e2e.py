@@ -1,0 +1,61 @@
+"""The page in a real browser: ``streamlit run app.py`` with the fake LLM server, a chat turn that
+calls ``transcribe_video``, its tool card and answer, and the same conversation after a reload."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.app_server import running_app
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from tests.fake_llm import FakeLLMServer, delayed, openai_text, openai_tool_calls, tool_call, transcription_reply
+from tests.media_samples import make_video
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+__all__ = ["browser"]  # the fixture, imported for this module
+
+ANSWER = "The clip says: welcome to the old harbour."
+
+
+def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    clip = make_video(tmp_path / "harbour.mp4", seconds=3.0)
+    # The transcription answers after 2 s, so the live status of the running tool can be seen.
+    fake_llm.transcription.push(
+        delayed(
+            transcription_reply("welcome to the old harbour", segments=[(0.0, 2.5, "welcome to the old harbour")]), 2.0
+        )
+    )
+    fake_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {})), openai_text(ANSWER))
+    with running_app(app_env(fake_llm, tmp_path / "data"), tmp_path / "streamlit.log") as server:
+        page = open_page(browser, server.url)
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(clip))
+        expect(page.get_by_text("Added “harbour.mp4”")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_test_id("stVideo")).to_be_visible()
+
+        ask(page, "What is said in the harbour clip?")
+        expect(page.get_by_text("Running transcribe_video…")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_placeholder("The assistant is working…")).to_be_disabled()
+        expect(page.get_by_text(ANSWER)).to_be_visible(timeout=UI_TIMEOUT_MS)
+
+        card = page.get_by_test_id("stExpander").filter(has_text="transcribe_video")
+        expect(card).to_have_count(1)
+        expect(card).to_contain_text("done")
+        card.locator("summary").click()
+        expect(card).to_contain_text("welcome to the old harbour")
+        shot = screenshot(page, "conversation.png")
+        assert shot.stat().st_size > 10_000
+        assert re.search(r"[?&]chat=[0-9a-f]{32}", page.url)
+        url = page.url
+
+        page.reload()
+        expect(page.get_by_text(ANSWER)).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_text("What is said in the harbour clip?").first).to_be_visible()
+        expect(page.get_by_test_id("stExpander").filter(has_text="transcribe_video")).to_have_count(1)
+        assert page.url == url
+        screenshot(page, "after-reload.png")
+    # The model saw the uploaded asset, and the tool result went back to it.
+    assert "harbour.mp4" in fake_llm.chat.requests[0].json["messages"][0]["content"]
+    assert fake_llm.chat.last.json["messages"][-1]["role"] == "tool"
