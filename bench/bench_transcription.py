@@ -1,0 +1,197 @@
+"""How fast and how lean ``transcribe_video`` is with the offline backend, on synthesized speech.
+
+Measured in one run, each against a baseline from the same run:
+
+* real-time factor of the local backend on 60 s and 5 min of speech: transcription time / audio duration
+  (target ≤ 0.05); plus the word error rate on the 60 s clip, so speed is never bought with accuracy;
+* audio extraction (PyAV demux + decode + resample to 16 kHz mono) per minute of media, and against the
+  media's duration;
+* peak memory (``ru_maxrss``, which counts native memory that ``tracemalloc`` cannot see) of a fresh
+  process transcribing the 5 min video through the tool, against a fresh process that only loads the model
+  and transcribes one second (target < 600 MB);
+* a cached repeat of the tool (content-hash memo + SQLite lookup), against the uncached first run
+  (target < 50 ms).
+
+Run: ``.venv/bin/python -m bench.bench_transcription`` (about two minutes on two cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jiwer
+
+from agent_app.media.audio import extract_audio
+from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
+from agent_app.media.transcription import run_transcribe_tool
+from agent_app.storage import ProjectMediaLibrary, SqliteStorage
+from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+from tests.media_factory import speak, speech_track, write_mp4
+
+REPO = Path(__file__).resolve().parent.parent
+SENTENCES = [
+    "The quick brown fox runs across the green field.",
+    "Please remember to bring the blue book to the meeting tomorrow.",
+    "Our new camera makes every picture look sharp and bright.",
+    "The weather was cold, so we stayed inside and talked about music.",
+    "Thank you for watching, and see you in the next video.",
+    "Today we are going to cut the long interview into three short clips.",
+    "First, open the project and find the scene with the red car.",
+    "Then move the playhead to the moment the speaker starts to laugh.",
+    "The light in the afternoon was soft and warm over the small town.",
+    "If the sound is too quiet, raise the volume before you export.",
+    "We planted tomatoes, beans and a row of sunflowers in the garden.",
+    "The train left the station at seven and arrived just after noon.",
+]
+
+
+GAP_S = 0.7
+"""Pause between sentences (``speech_track``'s default)."""
+
+
+def _speech_sentences(seconds: float) -> list[str]:
+    """Sentences (cycled) adding up to about ``seconds`` of speech with the pauses between them."""
+    spoken_s = {}
+    for sentence in SENTENCES:
+        samples, rate = speak(sentence)
+        spoken_s[sentence] = len(samples) / rate + GAP_S
+    chosen: list[str] = []
+    total = 1.0  # lead and tail silence
+    while total + spoken_s[SENTENCES[len(chosen) % len(SENTENCES)]] / 2 < seconds:
+        sentence = SENTENCES[len(chosen) % len(SENTENCES)]
+        chosen.append(sentence)
+        total += spoken_s[sentence]
+    return chosen or SENTENCES[:1]
+
+
+def make_speech_video(path: Path, seconds: float) -> tuple[Path, str]:
+    sentences = _speech_sentences(seconds)
+    audio, _ = speech_track(sentences)
+    write_mp4(path, audio, fps=25, size=(320, 180))
+    return path, " ".join(sentences)
+
+
+def _wer(reference: str, hypothesis: str) -> float:
+    normalize = jiwer.Compose(
+        [
+            jiwer.ToLowerCase(),
+            jiwer.RemovePunctuation(),  # type: ignore[no-untyped-call]
+            jiwer.RemoveMultipleSpaces(),
+            jiwer.Strip(),
+            jiwer.ReduceToListOfListOfWords(),
+        ]
+    )
+    return float(jiwer.wer(reference, hypothesis, reference_transform=normalize, hypothesis_transform=normalize))
+
+
+def _tool_env(data_dir: Path, media: Path) -> tuple[ToolEnvironment, MediaAsset]:
+    storage = SqliteStorage(data_dir)
+    project = storage.create_project("bench")
+    with media.open("rb") as handle:
+        asset = storage.import_asset(project.id, media.name, handle)
+    env = ToolEnvironment(
+        context=AgentContext(project_id=project.id, media_assets=[asset]),
+        media=ProjectMediaLibrary(storage, project.id),
+        data_dir=data_dir,
+    )
+    return env, asset
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+
+
+def child(mode: str, media: Path, data_dir: Path) -> None:
+    """Run in a fresh process: ``tool`` transcribes ``media`` through the tool; ``baseline`` only loads
+    the model and transcribes its first second. Prints the peak RSS in MB."""
+    if mode == "tool":
+        env, _ = _tool_env(data_dir, media)
+        run_transcribe_tool({}, env)
+    else:
+        clip = extract_audio(media, 0, 1000)
+        LocalMoonshineBackend().transcribe(clip, None, lambda fraction: None)
+    print(json.dumps({"peak_mb": _peak_rss_mb()}))
+
+
+def _child_peak(mode: str, media: Path, data_dir: Path) -> float:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_transcription", "--child", mode, str(media), str(data_dir)],
+        cwd=REPO, capture_output=True, text=True, check=True, timeout=1800,
+    )  # fmt: skip
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["peak_mb"])
+
+
+def main() -> None:
+    backend = LocalMoonshineBackend()
+    with tempfile.TemporaryDirectory(prefix="bench-transcription-") as tmp:
+        work = Path(tmp)
+        print("Generating speech videos (espeak-ng + PyAV)...", flush=True)
+        short, short_text = make_speech_video(work / "speech-60s.mp4", 60)
+        long, _ = make_speech_video(work / "speech-5min.mp4", 300)
+
+        # Warm-up: model load and first-call costs are not part of a steady-state real-time factor.
+        backend.transcribe(extract_audio(short, 0, 2000), None, lambda fraction: None)
+
+        print("\n== Local backend (Moonshine tiny-en), baseline: the audio's own duration")
+        for label, media in (("60 s", short), ("5 min", long)):
+            started = time.perf_counter()
+            clip = extract_audio(media)
+            extracted = time.perf_counter()
+            result = backend.transcribe(clip, None, lambda fraction: None)
+            finished = time.perf_counter()
+            audio_s = clip.duration_ms / 1000
+            extract_s, transcribe_s = extracted - started, finished - extracted
+            print(
+                f"{label:>6}: audio {audio_s:6.1f} s | transcribe {transcribe_s:6.2f} s -> real-time factor "
+                f"{transcribe_s / audio_s:.4f} (target <= 0.05) | {len(result.segments)} segments"
+            )
+            print(
+                f"{'':>6}  extraction {extract_s:6.2f} s -> {extract_s / (audio_s / 60):.3f} s per minute of media, "
+                f"{extract_s / audio_s:.4f} x duration | file {media.stat().st_size / 1e6:.1f} MB"
+            )
+            if media is short:
+                text = " ".join(s.text for s in result.segments)
+                print(f"{'':>6}  word error rate {_wer(short_text, text):.3f} (test threshold 0.15)")
+
+        print("\n== Tool, cached repeat (baseline: the uncached first run of the same call)")
+        env, _ = _tool_env(work / "data-cache", short)
+        started = time.perf_counter()
+        first = run_transcribe_tool({}, env)
+        uncached_s = time.perf_counter() - started
+        repeats = []
+        for _ in range(5):
+            started = time.perf_counter()
+            again = run_transcribe_tool({}, env)
+            repeats.append(time.perf_counter() - started)
+        assert again["cached"] and not first["cached"]
+        best, worst = min(repeats), max(repeats)
+        print(
+            f"uncached {uncached_s * 1000:8.1f} ms | cached repeat best {best * 1000:.1f} ms, worst "
+            f"{worst * 1000:.1f} ms (target < 50 ms) -> {worst / uncached_s:.4f} x uncached"
+        )
+
+        print("\n== Peak memory of a fresh process (ru_maxrss; baseline: model loaded + 1 s transcribed)")
+        baseline_mb = _child_peak("baseline", long, work / "data-baseline")
+        tool_mb = _child_peak("tool", long, work / "data-peak")
+        print(
+            f"baseline {baseline_mb:7.1f} MB | 5 min through the tool {tool_mb:7.1f} MB (target < 600 MB) -> "
+            f"{tool_mb / baseline_mb:.2f} x baseline, +{tool_mb - baseline_mb:.1f} MB for 5 min"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "MEDIA", "DATA_DIR"), help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.child:
+        mode, media_path, data_path = arguments.child
+        child(mode, Path(media_path), Path(data_path))
+    else:
+        main()
