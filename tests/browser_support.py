@@ -1,5 +1,5 @@
-"""A headless Chromium (Debian's, through Playwright) for the browser and restart tests, and the
-app environment pointing at the fake LLM server."""
+"""A headless Chromium (Debian's, driven by Playwright: no browser download) for the browser and restart
+tests, and the app environment pointing at the fake LLM server."""
 
 from __future__ import annotations
 
@@ -9,9 +9,18 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.app_server import CHROMIUM, CHROMIUM_ARGS, ROOT
 from tests.fake_llm import FakeLLMServer
+from tests.streamlit_server import ROOT
 
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SCREENSHOT_DIR = ROOT / "test-output" / "browser"
 UI_TIMEOUT_MS = 30_000
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.app_server import running_app
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
 from tests.fake_llm import FakeLLMServer, delayed, openai_text, openai_tool_calls, tool_call, transcription_reply
 from tests.media_samples import make_video
+from tests.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]  # the fixture, imported for this module
@@ -29,11 +29,16 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
         )
     )
     fake_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {})), openai_text(ANSWER))
-    with running_app(app_env(fake_llm, tmp_path / "data"), tmp_path / "streamlit.log") as server:
-        page = open_page(browser, server.url)
+    with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
+        page = open_page(browser, server.base_url)
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(clip))
         expect(page.get_by_text("Added “harbour.mp4”")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        expect(page.get_by_test_id("stVideo")).to_be_visible()
+        video = page.get_by_test_id("stVideo")
+        expect(video).to_be_visible()
+        # The player streams from the media route (range requests), not from Streamlit's memory store.
+        src = video.get_attribute("src") or ""
+        assert re.search(r"/api/media/[0-9a-f]{32}$", src), src
+        page.wait_for_function("el => el.readyState >= 1 && Math.round(el.duration) === 3", arg=video.element_handle())
 
         ask(page, "What is said in the harbour clip?")
         expect(page.get_by_text("Running transcribe_video…")).to_be_visible(timeout=UI_TIMEOUT_MS)

@@ -13,6 +13,7 @@ import streamlit as st
 
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
+from agent_app.ui.media_route import media_url
 from agent_app.ui.workspace import Workspace
 
 _PLAYHEAD_WIDGET = "player_playhead_s"
@@ -59,10 +60,13 @@ def render_player(workspace: Workspace, assets: Sequence[MediaAsset]) -> MediaAs
     start_seconds = workspace.playhead_ms // 1000
     if path is None:
         st.error(f"The file of “{active.name}” is missing from the data directory.", icon=":material/error:")
-    elif active.kind == "video":
-        st.video(str(path), start_time=start_seconds, format=active.mime_type or "video/mp4")
     else:
-        st.audio(str(path), start_time=start_seconds, format=active.mime_type or "audio/wav")
+        # Streamed by the media route when app.py mounts it; else read by Streamlit (see media_route).
+        source = media_url(st.context.url, active.id) or str(path)
+        if active.kind == "video":
+            st.video(source, start_time=start_seconds, format=active.mime_type or "video/mp4")
+        else:
+            st.audio(source, start_time=start_seconds, format=active.mime_type or "audio/wav")
     duration_s = (active.duration_ms or 0) / 1000
     st.session_state[_PLAYHEAD_WIDGET] = (
         min(workspace.playhead_ms / 1000, duration_s) if duration_s else (workspace.playhead_ms / 1000)

@@ -1,0 +1,65 @@
+"""``GET /api/media/{asset_id}``: the project's media files, streamed from disk with HTTP range support.
+
+Why a route: ``st.video(path)`` reads the whole file into Streamlit's in-memory media store on every
+rerun of every session, which for an hour of video means hundreds of megabytes read per click. When
+``app.py`` mounts :data:`MEDIA_ROUTES`, the player points the browser here instead; the file is
+streamed (Starlette's ``FileResponse`` answers ``Range`` requests, so seeking works) and a rerun
+costs nothing. Without the route (AppTest, a bare ``streamlit run agent_app/ui/page.py``) the
+player falls back to ``st.video(path)``.
+
+Only an asset id reaches this endpoint; the path on disk comes from storage, never from the URL.
+The files are the same ones the page shows to anyone who can open it (the page has no login).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from urllib.parse import urljoin
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from agent_app.storage import SqliteStorage, data_dir_setting
+
+MEDIA_PATH = "/api/media"
+_ASSET_ID = re.compile(r"[0-9a-f]{32}")
+_mounted = False
+
+
+@functools.lru_cache(maxsize=8)
+def _storage_at(path: str) -> SqliteStorage:
+    return SqliteStorage(Path(path))
+
+
+async def media_endpoint(request: Request) -> Response:
+    """The asset's file (``404`` for an unknown or malformed id, or a file gone from disk)."""
+    asset_id = str(request.path_params.get("asset_id", ""))
+    if not _ASSET_ID.fullmatch(asset_id):
+        return JSONResponse({"error": "Not found"}, status_code=404)
+    storage = _storage_at(str(data_dir_setting().resolve()))
+    asset = storage.get_asset(asset_id)
+    path = storage.media_path(asset_id)
+    if asset is None or path is None:
+        return JSONResponse({"error": "Not found"}, status_code=404)
+    return FileResponse(
+        path,
+        media_type=asset.mime_type or "application/octet-stream",
+        headers={"Cache-Control": "private, max-age=3600"},
+    )
+
+
+def media_routes() -> list[Route]:
+    """The routes for ``st.App(..., routes=[...])``; calling this tells the page they are mounted."""
+    global _mounted  # noqa: PLW0603 - one process-wide fact: app.py mounted the route
+    _mounted = True
+    return [Route(MEDIA_PATH + "/{asset_id}", media_endpoint, methods=["GET", "HEAD"])]
+
+
+def media_url(page_url: str | None, asset_id: str) -> str | None:
+    """The browser URL of the asset when the route is mounted and the page's URL is known."""
+    if not _mounted or not page_url:
+        return None
+    return urljoin(page_url, f"{MEDIA_PATH}/{asset_id}")
