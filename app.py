@@ -1,7 +1,8 @@
-"""What ``streamlit run app.py`` serves: the workspace page and, beside it, ``POST /api/agent/chat``.
+"""What ``streamlit run app.py`` serves: the workspace page and, beside it, ``POST /api/agent/chat`` and
+``GET /api/media/{asset_id}`` (the player's media, streamed with range support).
 
-The route is mounted on Streamlit's own ASGI server, so one process serves both; the page itself does not
-use HTTP (its chat client calls the same handler in-process).
+The routes are mounted on Streamlit's own ASGI server, so one process serves everything; the page itself
+does not use HTTP for the chat (its chat client calls the same handler in-process).
 """
 
 from __future__ import annotations
@@ -10,5 +11,9 @@ import streamlit as st
 from starlette.routing import Route
 
 from agent_app.api import ROUTE_PATH, chat_endpoint
+from agent_app.ui.media_route import media_routes
 
-app = st.App("agent_app/ui/page.py", routes=[Route(ROUTE_PATH, chat_endpoint, methods=["POST"])])
+app = st.App(
+    "agent_app/ui/page.py",
+    routes=[Route(ROUTE_PATH, chat_endpoint, methods=["POST"]), *media_routes()],
+)
