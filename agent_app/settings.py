@@ -9,17 +9,33 @@ value: callers decide what may be shown (a setting's *name*, never a key).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from typing import Any
+
+NO_SECRETS_RECHECK_SECONDS = 2.0
+"""Without a secrets file, look for one again at most this often: Streamlit caches a parsed file but
+not its absence, and probing the paths costs ~0.1 ms per setting read (the route reads several per
+request). A file created while the app runs is still picked up within this delay."""
+
+
+class _NoSecretsFile:
+    """Until when (``time.monotonic()``) the last probe's "no secrets file" answer is trusted."""
+
+    until = 0.0
 
 
 def _secrets() -> Mapping[str, Any]:
     """The parsed Streamlit secrets, or an empty mapping when there is no secrets file."""
+    now = time.monotonic()
+    if now < _NoSecretsFile.until:
+        return {}
     try:
         from streamlit.runtime.secrets import secrets_singleton
     except ImportError:  # pragma: no cover - streamlit is a hard dependency
         return {}
     if not secrets_singleton.load_if_toml_exists():
+        _NoSecretsFile.until = now + NO_SECRETS_RECHECK_SECONDS
         return {}
     try:
         return dict(secrets_singleton.items())
