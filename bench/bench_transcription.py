@@ -26,14 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import jiwer
-
 from agent_app.media.audio import extract_audio
 from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
 from agent_app.media.transcription import run_transcribe_tool
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
-from tests.media_factory import speak, speech_track, write_mp4
+from tests.media_factory import speak, speech_track, word_error_rate, write_mp4
 
 REPO = Path(__file__).resolve().parent.parent
 SENTENCES = [
@@ -76,19 +74,6 @@ def make_speech_video(path: Path, seconds: float) -> tuple[Path, str]:
     audio, _ = speech_track(sentences)
     write_mp4(path, audio, fps=25, size=(320, 180))
     return path, " ".join(sentences)
-
-
-def _wer(reference: str, hypothesis: str) -> float:
-    normalize = jiwer.Compose(
-        [
-            jiwer.ToLowerCase(),
-            jiwer.RemovePunctuation(),  # type: ignore[no-untyped-call]
-            jiwer.RemoveMultipleSpaces(),
-            jiwer.Strip(),
-            jiwer.ReduceToListOfListOfWords(),
-        ]
-    )
-    return float(jiwer.wer(reference, hypothesis, reference_transform=normalize, hypothesis_transform=normalize))
 
 
 def _tool_env(data_dir: Path, media: Path) -> tuple[ToolEnvironment, MediaAsset]:
@@ -158,7 +143,7 @@ def main() -> None:
             )
             if media is short:
                 text = " ".join(s.text for s in result.segments)
-                print(f"{'':>6}  word error rate {_wer(short_text, text):.3f} (test threshold 0.15)")
+                print(f"{'':>6}  word error rate {word_error_rate(short_text, text):.3f} (test threshold 0.15)")
 
         print("\n== Tool, cached repeat (baseline: the uncached first run of the same call)")
         env, _ = _tool_env(work / "data-cache", short)

@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import av
+import jiwer
 import numpy as np
 import numpy.typing as npt
+
+from agent_app.media.encode import write_mono_audio
 
 SENTENCES = (
     "The quick brown fox runs across the green field.",
@@ -122,7 +125,7 @@ def write_mp4(
             audio_stream.layout = "mono"
         _write_video(container, video, duration_ms, fps, size)
         if audio_stream is not None and audio is not None:
-            _write_audio(container, audio_stream, audio, rate)
+            write_mono_audio(container, audio_stream, audio, rate, sample_format="fltp")
     return path
 
 
@@ -135,21 +138,6 @@ def _write_video(container: av.container.OutputContainer, stream: av.VideoStream
         frame = av.VideoFrame.from_ndarray(image, format="rgb24")
         frame.pts = index
         frame.time_base = Fraction(1, fps)
-        for packet in stream.encode(frame):
-            container.mux(packet)
-    for packet in stream.encode(None):
-        container.mux(packet)
-
-
-def _write_audio(container: av.container.OutputContainer, stream: av.AudioStream, audio: FloatArray,
-                 rate: int) -> None:
-    frame_size = stream.codec_context.frame_size or 1024
-    for offset in range(0, len(audio), frame_size):
-        chunk = audio[offset : offset + frame_size]
-        frame = av.AudioFrame.from_ndarray(chunk.reshape(1, -1).astype(np.float32), format="fltp", layout="mono")
-        frame.sample_rate = rate
-        frame.pts = offset
-        frame.time_base = Fraction(1, rate)
         for packet in stream.encode(frame):
             container.mux(packet)
     for packet in stream.encode(None):
@@ -181,3 +169,19 @@ def not_media(path: Path) -> Path:
     """A file with a video extension that is not media at all."""
     path.write_text("This is a shopping list, not a video.\n" * 50, encoding="utf-8")
     return path
+
+
+_NORMALIZE = jiwer.Compose(
+    [
+        jiwer.ToLowerCase(),
+        jiwer.RemovePunctuation(),  # type: ignore[no-untyped-call]
+        jiwer.RemoveMultipleSpaces(),
+        jiwer.Strip(),
+        jiwer.ReduceToListOfListOfWords(),
+    ]
+)
+
+
+def word_error_rate(reference: str, hypothesis: str) -> float:
+    """WER after lower-casing and removing punctuation: what a listener would call the same words."""
+    return float(jiwer.wer(reference, hypothesis, reference_transform=_NORMALIZE, hypothesis_transform=_NORMALIZE))

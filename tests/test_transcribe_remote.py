@@ -50,6 +50,18 @@ def workspace(tmp_path: Path, tone_video: Path) -> Workspace:
     return space
 
 
+def use_settings(monkeypatch: pytest.MonkeyPatch, **settings: str) -> None:
+    """Set these settings (as environment variables) for this test only."""
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+
+
+def use_openai(monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer, model: str) -> None:
+    """The ``openai`` backend pointed at the fake server with its own ``TRANSCRIBE_*`` settings."""
+    use_settings(monkeypatch, TRANSCRIBE_BACKEND="openai", TRANSCRIBE_API_KEY=SECRET,
+                 TRANSCRIBE_BASE_URL=fake_llm.openai_base_url, TRANSCRIBE_MODEL=model)  # fmt: skip
+
+
 def uploaded_duration_ms(data: bytes, tmp_path: Path) -> int:
     """Decode an uploaded chunk back, to prove it is real compressed audio of the right length."""
     path = tmp_path / "upload.ogg"
@@ -63,10 +75,7 @@ def uploaded_duration_ms(data: bytes, tmp_path: Path) -> int:
 def test_openai_backend_uploads_compressed_audio_and_maps_verbose_segments(
     fake_llm: FakeLLMServer, workspace: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("TRANSCRIBE_BACKEND", "openai")
-    monkeypatch.setenv("TRANSCRIBE_API_KEY", SECRET)
-    monkeypatch.setenv("TRANSCRIBE_BASE_URL", fake_llm.openai_base_url)
-    monkeypatch.setenv("TRANSCRIBE_MODEL", "whisper-large-v3")
+    use_openai(monkeypatch, fake_llm, "whisper-large-v3")
     fake_llm.transcription.push(
         transcription_reply(
             "Hello there. General Kenobi.", segments=[(0.9, 1.5, " Hello there."), (2.0, 3.2, " General Kenobi.")]
@@ -95,11 +104,9 @@ def test_openai_backend_uploads_compressed_audio_and_maps_verbose_segments(
 def test_openai_backend_uses_the_llm_settings_of_an_openai_compatible_provider(
     fake_llm: FakeLLMServer, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TRANSCRIBE_BACKEND", "openai")
-    monkeypatch.setenv("TRANSCRIBE_MODEL", "Systran/faster-whisper-small")
-    monkeypatch.setenv("LLM_PROVIDER", "openai-compatible")
-    monkeypatch.setenv("LLM_API_KEY", SECRET)
-    monkeypatch.setenv("LLM_BASE_URL", fake_llm.openai_base_url)
+    use_settings(monkeypatch, TRANSCRIBE_BACKEND="openai", TRANSCRIBE_MODEL="Systran/faster-whisper-small",
+                 LLM_PROVIDER="openai-compatible", LLM_API_KEY=SECRET,
+                 LLM_BASE_URL=fake_llm.openai_base_url)  # fmt: skip
     fake_llm.transcription.push(transcription_reply("Hi.", segments=[(0.5, 1.0, "Hi.")]))
     result = run_transcribe_tool({"language": "EN"}, workspace.env())
     request = fake_llm.transcription.last
@@ -111,10 +118,7 @@ def test_openai_backend_uses_the_llm_settings_of_an_openai_compatible_provider(
 def test_openai_json_only_model_gives_one_segment_per_chunk(
     fake_llm: FakeLLMServer, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TRANSCRIBE_BACKEND", "openai")
-    monkeypatch.setenv("TRANSCRIBE_API_KEY", SECRET)
-    monkeypatch.setenv("TRANSCRIBE_BASE_URL", fake_llm.openai_base_url)
-    monkeypatch.setenv("TRANSCRIBE_MODEL", "gpt-4o-mini-transcribe")
+    use_openai(monkeypatch, fake_llm, "gpt-4o-mini-transcribe")
     fake_llm.transcription.push(transcription_reply("A beep."))
     result = run_transcribe_tool({}, workspace.env())
     assert fake_llm.transcription.last.form["response_format"] == "json"
@@ -125,10 +129,7 @@ def test_openai_json_only_model_gives_one_segment_per_chunk(
 def test_openai_server_refusing_verbose_json_falls_back_to_json(
     fake_llm: FakeLLMServer, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TRANSCRIBE_BACKEND", "openai")
-    monkeypatch.setenv("TRANSCRIBE_API_KEY", SECRET)
-    monkeypatch.setenv("TRANSCRIBE_BASE_URL", fake_llm.openai_base_url)
-    monkeypatch.setenv("TRANSCRIBE_MODEL", "some-model")
+    use_openai(monkeypatch, fake_llm, "some-model")
     fake_llm.transcription.push(
         error_reply(400, "response_format 'verbose_json' is not compatible with this model"), transcription_reply("Ok.")
     )
@@ -163,11 +164,8 @@ def test_openai_long_audio_is_split_into_chunks_on_the_media_timeline(
 def test_openai_rejected_key_names_the_setting_never_the_value(
     fake_llm: FakeLLMServer, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TRANSCRIBE_BACKEND", "openai")
-    monkeypatch.setenv("TRANSCRIBE_API_KEY", SECRET)
-    monkeypatch.setenv("TRANSCRIBE_BASE_URL", fake_llm.openai_base_url)
+    use_openai(monkeypatch, fake_llm, "whisper-1")
     fake_llm.transcription.push(error_reply(401, "Incorrect API key provided"))
-    monkeypatch.setenv("TRANSCRIBE_MODEL", "whisper-1")
     with pytest.raises(TranscriptionError, match="rejected the API key") as caught:
         run_transcribe_tool({}, workspace.env())
     assert "TRANSCRIBE_API_KEY" in str(caught.value) and SECRET not in str(caught.value)
@@ -184,10 +182,8 @@ def gemini_answer(segments: list[dict[str, Any]], language: str = "en") -> Reply
 def test_gemini_backend_sends_audio_inline_with_a_response_schema(
     fake_llm: FakeLLMServer, workspace: Workspace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("TRANSCRIBE_BACKEND", "gemini")
-    monkeypatch.setenv("TRANSCRIBE_API_KEY", SECRET)
-    monkeypatch.setenv("TRANSCRIBE_MODEL", "gemini-2.5-flash")
-    monkeypatch.setenv("TRANSCRIBE_BASE_URL", fake_llm.gemini_base_url)
+    use_settings(monkeypatch, TRANSCRIBE_BACKEND="gemini", TRANSCRIBE_API_KEY=SECRET,
+                 TRANSCRIBE_MODEL="gemini-2.5-flash", TRANSCRIBE_BASE_URL=fake_llm.gemini_base_url)  # fmt: skip
     fake_llm.gemini.push(
         gemini_answer(
             [
@@ -223,12 +219,9 @@ def test_gemini_backend_sends_audio_inline_with_a_response_schema(
 def test_gemini_backend_uses_the_llm_settings_of_a_gemini_provider(
     fake_llm: FakeLLMServer, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TRANSCRIBE_BACKEND", "gemini")
-    monkeypatch.setenv("LLM_PROVIDER", "gemini")
-    monkeypatch.setenv("LLM_MODEL", "gemini-from-llm")
-    monkeypatch.setenv("LLM_API_KEY", SECRET)
-    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/ignored-for-gemini")
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_llm.gemini_base_url)
+    use_settings(monkeypatch, TRANSCRIBE_BACKEND="gemini", LLM_PROVIDER="gemini", LLM_MODEL="gemini-from-llm",
+                 LLM_API_KEY=SECRET, LLM_BASE_URL="http://127.0.0.1:9/ignored-for-gemini",
+                 GOOGLE_GEMINI_BASE_URL=fake_llm.gemini_base_url)  # fmt: skip
     fake_llm.gemini.push(gemini_answer([{"startSeconds": 1.0, "endSeconds": 1.4, "text": "Beep."}]))
     result = run_transcribe_tool({}, workspace.env())
     assert fake_llm.gemini.last.model == "gemini-from-llm"
@@ -278,8 +271,7 @@ def test_local_is_the_default_backend() -> None:
 def test_an_unusable_backend_says_what_is_missing(
     env: dict[str, str], missing: list[str], monkeypatch: pytest.MonkeyPatch, workspace: Workspace
 ) -> None:
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    use_settings(monkeypatch, **env)
     with pytest.raises(TranscriptionError) as caught:
         run_transcribe_tool({}, workspace.env())
     message = str(caught.value)

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import jiwer
 import pytest
 
 from agent_app.media.transcript import Transcript, TranscriptSegment
@@ -27,25 +26,10 @@ from agent_app.media.transcription import (
 )
 from agent_app.plugins import build_tool_registry
 from agent_app.types import MediaAsset
-from tests.media_factory import SENTENCES, silent_mp4, speech_mp4
+from tests.media_factory import SENTENCES, silent_mp4, speech_mp4, word_error_rate
 from tests.transcribe_support import SETTINGS, Workspace, new_workspace
 
 REPO = Path(__file__).resolve().parent.parent
-
-_normalize = jiwer.Compose(
-    [
-        jiwer.ToLowerCase(),
-        jiwer.RemovePunctuation(),  # type: ignore[no-untyped-call]
-        jiwer.RemoveMultipleSpaces(),
-        jiwer.Strip(),
-        jiwer.ReduceToListOfListOfWords(),
-    ]
-)
-
-
-def word_error_rate(reference: str, hypothesis: str) -> float:
-    return float(jiwer.wer(reference, hypothesis, reference_transform=_normalize, hypothesis_transform=_normalize))
-
 
 @pytest.fixture(autouse=True, scope="module")
 def offline_settings() -> Iterator[None]:
