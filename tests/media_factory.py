@@ -105,8 +105,10 @@ def write_mp4(
     fps: int = 10,
     size: tuple[int, int] = (160, 120),
     faststart: bool = False,
+    audio_start_ms: int = 0,
 ) -> Path:
-    """An MP4 with a small moving-colour video track and, when ``audio`` is given, an AAC track."""
+    """An MP4 with a small moving-colour video track and, when ``audio`` is given, an AAC track
+    (starting ``audio_start_ms`` after the video when set)."""
     if duration_ms is None:
         if audio is None:
             raise ValueError("duration_ms is required without audio")
@@ -125,7 +127,8 @@ def write_mp4(
             audio_stream.layout = "mono"
         _write_video(container, video, duration_ms, fps, size)
         if audio_stream is not None and audio is not None:
-            write_mono_audio(container, audio_stream, audio, rate, sample_format="fltp")
+            start = rate * audio_start_ms // 1000
+            write_mono_audio(container, audio_stream, audio, rate, sample_format="fltp", start_sample=start)
     return path
 
 

@@ -54,6 +54,14 @@ def test_aac_priming_does_not_shift_timestamps(tmp_path: Path, video_codec: str,
     assert onset_ms(clip.samples) == pytest.approx(tone_at_ms, abs=TOLERANCE_MS)
 
 
+def test_an_audio_track_starting_after_the_video_keeps_player_times(tmp_path: Path) -> None:
+    """The track starts 500 ms into the media and its tone 1000 ms into the track: 1500 ms in the player."""
+    path = write_mp4(tmp_path / "late.mp4", tone_track(3000, 1000), duration_ms=4000, audio_start_ms=500)
+    clip = extract_audio(path)
+    assert onset_ms(clip.samples) == pytest.approx(1500, abs=TOLERANCE_MS)
+    assert float(np.abs(clip.samples[: SAMPLE_RATE * 4 // 10]).max()) == 0.0  # padded with silence
+
+
 def test_a_range_keeps_media_timestamps(tone_video: Path) -> None:
     clip = extract_audio(tone_video, start_ms=1500, end_ms=3500)
     assert clip.start_ms == 1500

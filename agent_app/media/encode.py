@@ -44,17 +44,19 @@ def write_mono_audio(
     *,
     frame_size: int | None = None,
     sample_format: str = "flt",
+    start_sample: int = 0,
 ) -> None:
     """Encode mono float32 ``samples`` into ``stream`` and mux them, then flush the encoder.
 
     ``frame_size`` defaults to the encoder's own (AAC: 1024); ``sample_format`` is what the encoder takes
-    (``flt`` for Opus, planar ``fltp`` for AAC; for one channel the bytes are the same)."""
+    (``flt`` for Opus, planar ``fltp`` for AAC; for one channel the bytes are the same). ``start_sample``
+    delays the track on the container's timeline (a track that starts after the video)."""
     size = frame_size or stream.codec_context.frame_size or 1024
     for offset in range(0, len(samples), size):
         chunk = np.ascontiguousarray(samples[offset : offset + size], dtype=np.float32)
         frame = av.AudioFrame.from_ndarray(chunk.reshape(1, -1), format=sample_format, layout="mono")
         frame.sample_rate = sample_rate
-        frame.pts = offset
+        frame.pts = start_sample + offset
         frame.time_base = Fraction(1, sample_rate)
         for packet in stream.encode(frame):
             container.mux(packet)
