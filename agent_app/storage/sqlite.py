@@ -13,7 +13,9 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
+
+from pydantic import BaseModel
 
 from agent_app.storage.base import AssetRejectedError, NotFoundError, StorageError
 from agent_app.storage.media_import import (
@@ -27,6 +29,8 @@ from agent_app.storage.models import Conversation, Project, Scene
 from agent_app.storage.persistence import ConversationPersistence
 from agent_app.storage.schema import MIGRATIONS, SCHEMA_VERSION
 from agent_app.types import ChatMessage, MediaAsset, new_id, now_ms
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
 
 DB_FILE_NAME = "agent.sqlite3"
 MEDIA_DIR_NAME = "media"
@@ -50,6 +54,11 @@ def _display_file_name(file_name: str) -> str:
 def _title_from(content: str) -> str:
     collapsed = " ".join(content.split())
     return collapsed if len(collapsed) <= TITLE_LENGTH else collapsed[: TITLE_LENGTH - 1] + "…"
+
+
+def _row_as(model: type[RecordT], row: sqlite3.Row) -> RecordT:
+    """A row as ``model``: the columns are named like the model's fields, extra columns are ignored."""
+    return model.model_validate(dict(row))
 
 
 class SqliteStorage:
@@ -132,11 +141,11 @@ class SqliteStorage:
 
     def get_project(self, project_id: str) -> Project | None:
         row = self._connection().execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone()
-        return Project(id=row["id"], name=row["name"], created_at=row["created_at"]) if row else None
+        return _row_as(Project, row) if row else None
 
     def list_projects(self) -> list[Project]:
         rows = self._connection().execute("SELECT * FROM projects ORDER BY created_at, id").fetchall()
-        return [Project(id=row["id"], name=row["name"], created_at=row["created_at"]) for row in rows]
+        return [_row_as(Project, row) for row in rows]
 
     def rename_project(self, project_id: str, name: str) -> Project:
         with self._write() as db:
@@ -154,16 +163,6 @@ class SqliteStorage:
             raise NotFoundError(f"No project {project_id}")
 
     # --- scenes ---------------------------------------------------------------------------------
-    @staticmethod
-    def _scene(row: sqlite3.Row) -> Scene:
-        return Scene(
-            id=row["id"],
-            project_id=row["project_id"],
-            name=row["name"],
-            position=row["position"],
-            created_at=row["created_at"],
-        )
-
     def create_scene(self, project_id: str, name: str) -> Scene:
         with self._write() as db:
             if db.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone() is None:
@@ -188,7 +187,7 @@ class SqliteStorage:
 
     def get_scene(self, scene_id: str) -> Scene | None:
         row = self._connection().execute("SELECT * FROM scenes WHERE id = ?", (scene_id,)).fetchone()
-        return self._scene(row) if row else None
+        return _row_as(Scene, row) if row else None
 
     def list_scenes(self, project_id: str) -> list[Scene]:
         rows = (
@@ -196,7 +195,7 @@ class SqliteStorage:
             .execute("SELECT * FROM scenes WHERE project_id = ? ORDER BY position", (project_id,))
             .fetchall()
         )
-        return [self._scene(row) for row in rows]
+        return [_row_as(Scene, row) for row in rows]
 
     def rename_scene(self, scene_id: str, name: str) -> Scene:
         scene = self.get_scene(scene_id)
@@ -208,17 +207,6 @@ class SqliteStorage:
         return scene.model_copy(update={"name": new_name})
 
     # --- media ----------------------------------------------------------------------------------
-    @staticmethod
-    def _asset(row: sqlite3.Row) -> MediaAsset:
-        return MediaAsset(
-            id=row["id"],
-            name=row["name"],
-            kind=row["kind"],
-            duration_ms=row["duration_ms"],
-            size_bytes=row["size_bytes"],
-            mime_type=row["mime_type"],
-        )
-
     def import_asset(self, project_id: str, file_name: str, data: BinaryIO) -> MediaAsset:
         """Copy an upload into the media directory, probe it, and record it; all or nothing.
 
@@ -269,7 +257,7 @@ class SqliteStorage:
 
     def get_asset(self, asset_id: str) -> MediaAsset | None:
         row = self._connection().execute("SELECT * FROM assets WHERE id = ?", (asset_id,)).fetchone()
-        return self._asset(row) if row else None
+        return _row_as(MediaAsset, row) if row else None
 
     def asset_project_id(self, asset_id: str) -> str | None:
         row = self._connection().execute("SELECT project_id FROM assets WHERE id = ?", (asset_id,)).fetchone()
@@ -288,7 +276,7 @@ class SqliteStorage:
             .execute("SELECT * FROM assets WHERE project_id = ? ORDER BY created_at, id", (project_id,))
             .fetchall()
         )
-        return [self._asset(row) for row in rows]
+        return [_row_as(MediaAsset, row) for row in rows]
 
     def remove_asset(self, asset_id: str) -> None:
         """Forget the asset and delete its file (the row first: a leftover file is harmless)."""
@@ -304,17 +292,6 @@ class SqliteStorage:
         "c.id, c.project_id, c.title, c.created_at, c.updated_at,"
         " (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count"
     )
-
-    @staticmethod
-    def _conversation(row: sqlite3.Row) -> Conversation:
-        return Conversation(
-            id=row["id"],
-            project_id=row["project_id"],
-            title=row["title"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-            message_count=row["message_count"],
-        )
 
     @staticmethod
     def _activity_time(db: sqlite3.Connection, project_id: str) -> int:
@@ -344,7 +321,7 @@ class SqliteStorage:
             .execute(f"SELECT {self._CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation_id,))
             .fetchone()
         )
-        return self._conversation(row) if row else None
+        return _row_as(Conversation, row) if row else None
 
     def list_conversations(self, project_id: str) -> list[Conversation]:
         """The project's conversations, most recently active first."""
@@ -357,7 +334,7 @@ class SqliteStorage:
             )
             .fetchall()
         )
-        return [self._conversation(row) for row in rows]
+        return [_row_as(Conversation, row) for row in rows]
 
     def append_message(self, conversation_id: str, message: ChatMessage) -> None:
         """Store ``message`` (its camelCase JSON) at the end of the conversation.

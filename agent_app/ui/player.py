@@ -14,14 +14,14 @@ import streamlit as st
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
 from agent_app.ui.media_route import media_url
+from agent_app.ui.pickers import pick_by_id
 from agent_app.ui.workspace import Workspace
 
 _PLAYHEAD_WIDGET = "player_playhead_s"
 
 
-def _on_asset_picked(workspace: Workspace) -> None:
-    picked = st.session_state.get("player_asset")
-    workspace.select_asset(picked if isinstance(picked, str) else None)
+def _on_asset_picked(workspace: Workspace, picked: str | None) -> None:
+    workspace.select_asset(picked)
     st.session_state[_PLAYHEAD_WIDGET] = 0.0
 
 
@@ -47,14 +47,13 @@ def render_player(workspace: Workspace, assets: Sequence[MediaAsset]) -> MediaAs
         )
         return None
     names = {asset.id: asset.name for asset in assets}
-    st.session_state["player_asset"] = active.id
-    st.selectbox(
+    pick_by_id(
+        st.selectbox,
         "In the player",
-        options=list(names),
-        format_func=lambda asset_id: names.get(asset_id, asset_id),
+        names,
+        active.id,
         key="player_asset",
-        on_change=_on_asset_picked,
-        args=(workspace,),
+        on_pick=lambda i: _on_asset_picked(workspace, i),
     )
     path = workspace.storage.media_path(active.id)
     start_seconds = workspace.playhead_ms // 1000

@@ -16,6 +16,7 @@ from agent_app.storage import ALLOWED_EXTENSIONS, AssetRejectedError, StorageErr
 from agent_app.stores import SessionState
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
+from agent_app.ui.pickers import pick_by_id
 from agent_app.ui.workspace import Workspace
 
 _UPLOAD_ROUND = "sidebar.upload_round"
@@ -46,9 +47,8 @@ def _show_notices(state: SessionState) -> None:
 # --- project ----------------------------------------------------------------------------------
 
 
-def _on_project_picked(workspace: Workspace) -> None:
-    picked = st.session_state.get("sidebar_project")
-    if isinstance(picked, str) and picked != workspace.project_id:
+def _on_project_picked(workspace: Workspace, picked: str | None) -> None:
+    if picked is not None and picked != workspace.project_id:
         workspace.open_project(picked)
 
 
@@ -68,14 +68,13 @@ def render_project(workspace: Workspace) -> None:
     names = {project.id: project.name for project in projects}
     current = workspace.project()
     names.setdefault(current.id, current.name)
-    st.session_state["sidebar_project"] = current.id
-    st.selectbox(
+    pick_by_id(
+        st.selectbox,
         "Project",
-        options=list(names),
-        format_func=lambda project_id: names.get(project_id, project_id),
+        names,
+        current.id,
         key="sidebar_project",
-        on_change=_on_project_picked,
-        args=(workspace,),
+        on_pick=lambda i: _on_project_picked(workspace, i),
     )
     with st.expander("New project", icon=":material/add:"):
         st.text_input("Name", key="sidebar_new_project", placeholder="e.g. Harbour documentary")
@@ -83,11 +82,6 @@ def render_project(workspace: Workspace) -> None:
 
 
 # --- scenes -----------------------------------------------------------------------------------
-
-
-def _on_scene_picked(workspace: Workspace) -> None:
-    picked = st.session_state.get("sidebar_scene")
-    workspace.select_scene(picked if isinstance(picked, str) else None)
 
 
 def _on_scene_added(workspace: Workspace) -> None:
@@ -114,16 +108,15 @@ def render_scenes(workspace: Workspace) -> None:
     scenes = workspace.scenes()
     if scenes:
         names = {scene.id: scene.name for scene in scenes}
-        if workspace.scene_id not in names:
-            workspace.select_scene(scenes[0].id)
-        st.session_state["sidebar_scene"] = workspace.scene_id
-        st.radio(
+        current = workspace.scene_id if workspace.scene_id in names else scenes[0].id
+        workspace.select_scene(current)
+        pick_by_id(
+            st.radio,
             "Active scene",
-            options=list(names),
-            format_func=lambda scene_id: names.get(scene_id, scene_id),
+            names,
+            current,
             key="sidebar_scene",
-            on_change=_on_scene_picked,
-            args=(workspace,),
+            on_pick=workspace.select_scene,
             label_visibility="collapsed",
         )
     else:

@@ -1,0 +1,118 @@
+"""The page's parts on their own: the live status of a run, the history window, tool-card labels,
+and the formats of durations and sizes."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Progress
+
+from agent_app.types import ChatMessage, ToolCall, ToolResult
+from agent_app.ui.chat_history import group_turns, visible_slice
+from agent_app.ui.formatting import format_duration, format_elapsed, format_size
+from agent_app.ui.live_status import status_label
+from agent_app.ui.tool_cards import card_label
+
+
+def _live_status_script(stop_after_progress: bool) -> None:
+    import streamlit as st
+
+    from agent_app.types import ChatMessage, ToolCall, ToolResult
+    from agent_app.ui.live_status import LiveStatus
+
+    box = st.status("Asking the assistant…", expanded=True)
+    live = LiveStatus(box)
+    call = ToolCall(id="c1", name="transcribe_video", args={})
+    live.on_status("sending", None)
+    live.on_message(ChatMessage(role="assistant", tool_calls=[call]))
+    live.on_status("processing", "transcribe_video")
+    live.on_tool_progress(call, 0.25, "Decoding audio")
+    live.on_tool_progress(call, 0.5, "Transcribing 1/2")
+    if stop_after_progress:
+        return
+    result = ToolResult(tool_call_id="c1", name="transcribe_video", result={"text": "hi"}, duration_ms=900)
+    live.on_status("processing", None)
+    live.on_message(ChatMessage(role="tool", content="transcribe_video finished in 0.9 s", tool_result=result))
+    live.on_status("responding", None)
+    live.on_status("idle", None)
+
+
+def test_live_status_names_the_running_tool_and_its_progress() -> None:
+    at = AppTest.from_function(_live_status_script, args=(True,)).run()
+    status = at.status[0]
+    assert status.label == "Running transcribe_video…"
+    assert status.state == "running"
+    assert "Calling **transcribe_video**" in status.markdown[0].value
+    bars = [(p.value, p.proto.text) for p in status.get("progress") if isinstance(p, Progress)]
+    assert bars == [(50, "transcribe_video: Transcribing 1/2")]
+
+
+def test_live_status_completes_and_drops_the_progress_bar() -> None:
+    at = AppTest.from_function(_live_status_script, args=(False,)).run()
+    status = at.status[0]
+    assert status.label == "Done"
+    assert status.state == "complete"
+    assert "transcribe_video finished in 0.9 s" in status.markdown[1].value
+    assert not status.get("progress")
+
+
+@pytest.mark.parametrize(
+    ("status", "tool", "label"),
+    [
+        ("sending", None, "Asking the assistant…"),
+        ("processing", "transcribe_video", "Running transcribe_video…"),
+        ("processing", None, "Running tools…"),
+        ("error", None, "The assistant could not answer"),
+    ],
+)
+def test_status_label(status: str, tool: str | None, label: str) -> None:
+    assert status_label(status, tool) == label  # type: ignore[arg-type]
+
+
+def _turn_messages() -> list[ChatMessage]:
+    call = ToolCall(id="c1", name="transcribe_video", args={})
+    return [
+        ChatMessage(role="user", content="q1"),
+        ChatMessage(role="assistant", tool_calls=[call]),
+        ChatMessage(role="tool", content="done", tool_result=ToolResult(tool_call_id="c1", name="transcribe_video")),
+        ChatMessage(role="assistant", content="a1"),
+        ChatMessage(role="user", content="q2"),
+        ChatMessage(role="assistant", content="a2"),
+    ]
+
+
+def test_history_groups_a_tool_turn_into_one_assistant_bubble() -> None:
+    turns = group_turns(_turn_messages())
+    assert [(turn.role, len(turn.messages)) for turn in turns] == [
+        ("user", 1),
+        ("assistant", 3),
+        ("user", 1),
+        ("assistant", 1),
+    ]
+
+
+def test_history_window_never_separates_a_tool_result_from_its_call() -> None:
+    messages = _turn_messages()
+    hidden, shown = visible_slice(messages, 4)  # the last four start at the tool result
+    assert hidden == 1
+    assert shown[0].role == "assistant" and shown[0].tool_calls
+    assert visible_slice(messages, 100) == (0, messages)
+
+
+def test_card_label_says_how_a_call_ended() -> None:
+    call = ToolCall(id="c1", name="transcribe_video", args={})
+    done = ToolResult(tool_call_id="c1", name="transcribe_video", result={}, duration_ms=2400)
+    failed = ToolResult(tool_call_id="c1", name="transcribe_video", error="boom", duration_ms=12)
+    assert card_label(call, done) == "**transcribe_video** · done · 2.4 s"
+    assert card_label(call, failed) == "**transcribe_video** · failed · 12 ms"
+    assert card_label(call, None) == "**transcribe_video** · no result"
+
+
+def test_formats() -> None:
+    assert format_duration(83_000) == "1:23"
+    assert format_duration(3_723_000) == "1:02:03"
+    assert format_duration(None) == "–"
+    assert format_size(512) == "512 B"
+    assert format_size(4_404_019) == "4.2 MB"
+    assert format_size(3 * 1024**4) == "3072.0 GB"
+    assert format_elapsed(65_000) == "1:05"
