@@ -9,6 +9,7 @@ import pytest
 
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE
 from agent_app.storage import SqliteStorage
+from agent_app.types import ChatMessage, ToolCall
 from tests.fake_llm import (
     FakeLLMServer,
     error_reply,
@@ -201,3 +202,27 @@ def test_upload_reaches_the_context_of_the_next_request(
     stored = SqliteStorage(data_dir)
     assert [a.name for a in stored.list_assets(at.query_params["project"])] == ["Harbour walk.mp4"]
     stored.close()
+
+
+def test_interrupted_run_is_closed_and_retried(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    storage = SqliteStorage(data_dir)
+    project = storage.create_project("p")
+    chat = storage.create_conversation(project.id)
+    call = ToolCall(id="call_cut", name="transcribe_video", args={})
+    storage.append_message(chat.id, ChatMessage(role="user", content="Transcribe the clip"))
+    storage.append_message(chat.id, ChatMessage(role="assistant", tool_calls=[call]))  # the run stopped here
+    storage.close()
+    at = new_page({"project": project.id, "chat": chat.id})
+    assert "did not finish" in texts(at.main.warning)[0]
+    assert "no result" in card_labels(at)[0]
+
+    fake_llm.chat.push(openai_text("Sorry, that was cut off. Shall I try again?"))
+    at.button(key="chat_retry").click().run()
+    assert not at.exception
+    sent = fake_llm.chat.last.json["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
+    assert sent[-1]["tool_call_id"] == "call_cut" and "Interrupted" in sent[-1]["content"]
+    assert "failed" in card_labels(at)[0]
+    assert bubbles(at)[-1][1].endswith("Shall I try again?")
+    assert not at.main.warning
+    assert [role for role, _ in stored_messages(data_dir, chat.id)] == ["user", "assistant", "tool", "assistant"]

@@ -11,6 +11,7 @@ from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.chat_history import group_turns, visible_slice
 from agent_app.ui.formatting import format_duration, format_elapsed, format_size
 from agent_app.ui.live_status import status_label
+from agent_app.ui.recovery import is_unanswered, unfinished_calls
 from agent_app.ui.tool_cards import card_label
 
 
@@ -116,3 +117,15 @@ def test_formats() -> None:
     assert format_size(4_404_019) == "4.2 MB"
     assert format_size(3 * 1024**4) == "3072.0 GB"
     assert format_elapsed(65_000) == "1:05"
+
+
+def test_unfinished_calls_and_unanswered_conversations() -> None:
+    messages = _turn_messages()
+    assert unfinished_calls(messages) == []
+    assert not is_unanswered(messages)
+    dangling = ToolCall(id="c2", name="transcribe_video", args={})
+    cut = [*messages, ChatMessage(role="user", content="q3"), ChatMessage(role="assistant", tool_calls=[dangling])]
+    assert unfinished_calls(cut) == [dangling]
+    assert is_unanswered(cut)
+    assert is_unanswered(cut[:-1])  # a question without an answer
+    assert not is_unanswered([])

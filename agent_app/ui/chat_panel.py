@@ -20,6 +20,7 @@ from agent_app.stores import SessionState
 from agent_app.types import ChatClient, ChatMessage, MediaAsset
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
 from agent_app.ui.live_status import LiveStatus
+from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.workspace import Workspace
 
 PROMPT_KEY = "chat_prompt"
@@ -100,6 +101,11 @@ def render_header(workspace: Workspace) -> None:
 def _run(workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None) -> None:
     """Append the user's message (if any) and run the orchestrator with a live status box."""
     chat = workspace.chat
+    try:
+        close_unfinished_calls(chat)  # before the new message: results must follow their calls
+    except (StorageError, OSError) as exc:
+        chat.set_error(f"The conversation could not be saved: {exc}")
+        return
     if prompt is not None:
         try:
             # Into the session first: if storage fails, the message is still on screen and retried.
@@ -158,4 +164,7 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
         error = workspace.chat.error
         if error is not None:
             st.error(error, icon=":material/error:")
+        elif is_unanswered(messages):
+            st.warning("The assistant did not finish answering (the run was interrupted).", icon=":material/pause:")
+        if error is not None or is_unanswered(messages):
             st.button("Retry", key="chat_retry", icon=":material/refresh:", on_click=_queue_retry, args=(state,))
