@@ -10,14 +10,14 @@ import pytest
 
 from agent_app.media.audio import (
     SAMPLE_RATE,
-    FloatArray,
+    AudioSource,
     NoAudioStreamError,
     TruncatedMediaError,
     UnreadableMediaError,
     extract_audio,
     probe_media,
 )
-from agent_app.media.chunking import split_points
+from agent_app.media.chunking import FloatArray, split_points
 from agent_app.media.encode import encode_ogg_opus, encoded_chunks
 from tests.media_factory import not_media, silent_mp4, tone_track, truncated_copy, write_mp4
 
@@ -107,6 +107,25 @@ def test_truncated_file_with_index_first_is_reported_as_damaged(tmp_path: Path) 
     source = write_mp4(tmp_path / "fast.mp4", tone_track(4000, 1000), faststart=True)
     with pytest.raises((UnreadableMediaError, TruncatedMediaError), match=r"damaged|incomplete"):
         extract_audio(truncated_copy(source, tmp_path / "cut.mp4", keep=0.6))
+
+
+def test_streamed_pieces_match_the_whole_extraction(tone_video: Path) -> None:
+    """What the backends consume piece by piece is exactly what a full extraction gives, in order."""
+    whole = extract_audio(tone_video)
+    source = AudioSource(tone_video)
+    pieces = list(source.chunks(max_chunk_s=1.5, search_s=0.5))
+    assert len(pieces) >= 3 and all(p.duration_ms <= 1500 for p in pieces)
+    assert np.array_equal(np.concatenate([p.samples for p in pieces]), whole.samples)
+    offsets = [p.offset_ms for p in pieces]
+    assert offsets[0] == 0 and offsets == sorted(offsets)
+    assert source.decoded_ms == whole.duration_ms
+
+
+def test_damage_found_while_streaming_is_raised_from_the_iteration(tmp_path: Path) -> None:
+    source_file = write_mp4(tmp_path / "fast.mp4", tone_track(4000, 1000), faststart=True)
+    source = AudioSource(truncated_copy(source_file, tmp_path / "cut.mp4", keep=0.6))  # opens fine
+    with pytest.raises((UnreadableMediaError, TruncatedMediaError)):
+        list(source.chunks(max_chunk_s=1.0, search_s=0.2))
 
 
 def test_split_points_cut_in_the_quietest_place() -> None:

@@ -243,13 +243,19 @@ def test_no_audio_stream_names_the_asset(tmp_path: Path) -> None:
         run_transcribe_tool({}, workspace.env())
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "truncate_indexed_first"])
 def test_a_corrupt_file_is_a_clear_error(
     tmp_path: Path, speech_file: tuple[Path, list[tuple[int, int, str]]], damage: str
 ) -> None:
-    """The stored file is damaged after import (disk error, interrupted copy): an error, not a crash."""
+    """The stored file is damaged after import (disk error, interrupted copy): an error, not a crash.
+    With the index first (faststart) the file still opens and the damage shows mid-transcription."""
     workspace = new_workspace(tmp_path / "data")
-    asset = workspace.add(speech_file[0], "Broken.mp4")
+    media = speech_file[0]
+    if damage == "truncate_indexed_first":
+        media = tmp_path / "fast.mp4"
+        speech_mp4(media, faststart=True)
+        damage = "truncate"
+    asset = workspace.add(media, "Broken.mp4")
     path = workspace.storage.media_path(asset.id)
     assert path is not None
     data = path.read_bytes()

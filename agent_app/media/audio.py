@@ -2,7 +2,8 @@
 
 Why PyAV: its wheel ships FFmpeg's libraries, so no system ``ffmpeg`` is needed on a fresh machine or on
 Streamlit Community Cloud. Why streaming: a video can be gigabytes while its speech at 16 kHz mono float32
-is about 3.8 MB a minute, so we demux only the audio stream packet by packet and keep only resampled audio.
+is about 3.8 MB a minute, so we demux only the audio stream packet by packet, and :class:`AudioSource`
+hands the resampled audio on piece by piece: an hour-long file costs no more memory than a minute.
 
 Timestamps: samples are placed by the decoded frames' presentation times, not by counting from the first
 packet. FFmpeg's MP4 demuxer applies the edit list and drops the AAC encoder delay (priming samples), so
@@ -13,15 +14,17 @@ the transcript" equal to "second N in the player".
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Protocol
 
 import av
 import av.error
 import numpy as np
-import numpy.typing as npt
+
+from agent_app.media.chunking import FloatArray, rechunk
 
 SAMPLE_RATE = 16_000
 """What every transcriber here consumes: 16 kHz mono float32 in [-1, 1]."""
@@ -29,7 +32,6 @@ SAMPLE_RATE = 16_000
 _TRUNCATION_TOLERANCE_S = 1.0
 """Audio ending this much earlier than the stream declares means the file is cut short."""
 
-FloatArray = npt.NDArray[np.float32]
 
 
 class MediaError(Exception):
@@ -62,8 +64,37 @@ class MediaInfo:
 
 
 @dataclass(frozen=True)
+class AudioChunk:
+    """A piece of speech for one backend call; ``offset_ms`` is where it starts on the media's timeline."""
+
+    offset_ms: int
+    samples: FloatArray
+    sample_rate: int = SAMPLE_RATE
+
+    @property
+    def duration_ms(self) -> int:
+        return round(len(self.samples) * 1000 / self.sample_rate)
+
+
+class AudioInput(Protocol):
+    """What a transcription backend consumes: audio on the media's timeline, delivered in pieces."""
+
+    @property
+    def start_ms(self) -> int: ...
+
+    @property
+    def expected_end_ms(self) -> int:
+        """Where the audio should end (for progress); the real end is known once consumed."""
+        ...
+
+    def chunks(self, max_chunk_s: float, search_s: float) -> Iterator[AudioChunk]:
+        """Consecutive pieces of at most ``max_chunk_s`` seconds, cut at quiet moments."""
+        ...
+
+
+@dataclass(frozen=True)
 class AudioClip:
-    """Decoded speech ready for a transcriber; times are milliseconds on the media's own timeline."""
+    """Decoded speech held in memory; times are milliseconds on the media's own timeline."""
 
     samples: FloatArray
     sample_rate: int
@@ -79,6 +110,14 @@ class AudioClip:
     @property
     def end_ms(self) -> int:
         return self.start_ms + self.duration_ms
+
+    @property
+    def expected_end_ms(self) -> int:
+        return self.end_ms
+
+    def chunks(self, max_chunk_s: float, search_s: float) -> Iterator[AudioChunk]:
+        for begin, piece in rechunk([self.samples], self.sample_rate, max_chunk_s, search_s):
+            yield AudioChunk(self.start_ms + round(begin * 1000 / self.sample_rate), piece, self.sample_rate)
 
 
 def _seconds(value: int | None, time_base: Fraction | None) -> float | None:
@@ -128,14 +167,14 @@ def probe_media(path: Path) -> MediaInfo:
 
 
 class _SampleSink:
-    """Collects resampled frames at their presentation times: pads gaps before the first frame with
+    """Places resampled frames at their presentation times: pads gaps before the first frame with
     silence and drops what falls before the requested start or after the requested end."""
 
     def __init__(self, start_s: float, end_s: float | None) -> None:
         self._start = round(start_s * SAMPLE_RATE)
         self._end = round(end_s * SAMPLE_RATE) if end_s is not None else None
         self._next: int | None = None  # absolute sample index where the next frame goes
-        self.chunks: list[FloatArray] = []
+        self._pending: list[FloatArray] = []
         self.count = 0
 
     @property
@@ -160,13 +199,94 @@ class _SampleSink:
         self._append(samples[begin - first : end - first])
 
     def _append(self, samples: FloatArray) -> None:
-        self.chunks.append(np.ascontiguousarray(samples, dtype=np.float32))
+        self._pending.append(np.ascontiguousarray(samples, dtype=np.float32))
         self.count += len(samples)
 
-    def collect(self) -> FloatArray:
-        if not self.chunks:
-            return np.zeros(0, dtype=np.float32)
-        return np.concatenate(self.chunks)
+    def drain(self) -> Iterator[FloatArray]:
+        """The samples added since the last drain, in order."""
+        pending, self._pending = self._pending, []
+        yield from pending
+
+
+class AudioSource:
+    """The audio of a media file (or of ``[start_ms, end_ms)``), decoded lazily as it is consumed.
+
+    Opening probes the file, so a missing, unreadable or silent-only file fails here, before any work;
+    damage further in surfaces while iterating. Only the first audio stream is demuxed; video packets are
+    never decoded, and only the current piece of audio is held in memory.
+    """
+
+    def __init__(self, path: Path, start_ms: int | None = None, end_ms: int | None = None) -> None:
+        self.path = path
+        with _open(path) as container:
+            self.info = _info(container)
+        self._start_s = max(0, start_ms or 0) / 1000
+        self._end_s = end_ms / 1000 if end_ms is not None else None
+        self._expected_end_s = _expected_end_s(self.info, self._end_s)
+        self.decoded_ms = 0
+        """How much audio the last iteration delivered."""
+
+    @property
+    def start_ms(self) -> int:
+        return round(self._start_s * 1000)
+
+    @property
+    def media_duration_ms(self) -> int | None:
+        return self.info.duration_ms
+
+    @property
+    def expected_end_ms(self) -> int:
+        end_s = self._expected_end_s if self._expected_end_s is not None else self._start_s
+        return max(self.start_ms, round(end_s * 1000))
+
+    def blocks(self, on_progress: Callable[[float], None] | None = None) -> Iterator[FloatArray]:
+        """16 kHz mono float32 blocks in order, aligned to the media's timeline (gaps before the first
+        frame padded with silence). Raises a :class:`MediaError` when the file turns out damaged."""
+        with _open(self.path) as container:
+            stream = container.streams.audio[0]
+            stream.codec_context.thread_type = "AUTO"
+            if self._start_s > 0 and stream.time_base is not None:
+                # Seek to the keyframe before the start; the sink trims the samples before it.
+                container.seek(int(self._start_s / stream.time_base), stream=stream, backward=True)
+            sink = _SampleSink(self._start_s, self._end_s)
+            resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
+            span_s = max((self._expected_end_s or self._start_s) - self._start_s, 1e-3)
+            try:
+                for packet in container.demux(stream):
+                    for frame in packet.decode():
+                        time_s = _seconds(frame.pts, frame.time_base)
+                        for out in resampler.resample(frame):
+                            sink.add(_mono(out), time_s)
+                            time_s = None
+                    yield from sink.drain()
+                    if on_progress is not None and self._expected_end_s:
+                        on_progress(min(1.0, max(0.0, (sink.position_s - self._start_s) / span_s)))
+                    if sink.done:
+                        break
+                else:
+                    for out in resampler.resample(None):
+                        sink.add(_mono(out), None)
+                    yield from sink.drain()
+            except av.error.FFmpegError as exc:
+                raise UnreadableMediaError(
+                    f"the audio could not be decoded after {sink.position_s:.1f} s ({_reason(exc)}); "
+                    "the file is probably damaged"
+                ) from exc
+        self.decoded_ms = round(sink.count * 1000 / SAMPLE_RATE)
+        _check_complete(self.info, self._start_s, self._expected_end_s, sink.count)
+
+    def chunks(self, max_chunk_s: float, search_s: float) -> Iterator[AudioChunk]:
+        for begin, piece in rechunk(self.blocks(), SAMPLE_RATE, max_chunk_s, search_s):
+            yield AudioChunk(self.start_ms + round(begin * 1000 / SAMPLE_RATE), piece)
+
+    def collect(self, on_progress: Callable[[float], None] | None = None) -> AudioClip:
+        """All of it in memory (for short media, tests and benchmarks)."""
+        blocks = list(self.blocks(on_progress))
+        samples = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
+        media_ms = self.media_duration_ms
+        if media_ms is None:
+            media_ms = self.start_ms + round(len(samples) * 1000 / SAMPLE_RATE)
+        return AudioClip(samples=samples, sample_rate=SAMPLE_RATE, start_ms=self.start_ms, media_duration_ms=media_ms)
 
 
 def extract_audio(
@@ -175,48 +295,11 @@ def extract_audio(
     end_ms: int | None = None,
     on_progress: Callable[[float], None] | None = None,
 ) -> AudioClip:
-    """The audio of ``path`` (optionally only ``[start_ms, end_ms)``) as 16 kHz mono float32.
+    """The audio of ``path`` (optionally only ``[start_ms, end_ms)``) as 16 kHz mono float32, in memory.
 
-    Only the first audio stream is demuxed; video packets are never decoded. Raises
-    :class:`UnreadableMediaError`, :class:`NoAudioStreamError` or :class:`TruncatedMediaError`.
+    Raises :class:`UnreadableMediaError`, :class:`NoAudioStreamError` or :class:`TruncatedMediaError`.
     """
-    with _open(path) as container:
-        info = _info(container)
-        stream = container.streams.audio[0]
-        stream.codec_context.thread_type = "AUTO"
-        start_s = max(0, start_ms or 0) / 1000
-        end_s = end_ms / 1000 if end_ms is not None else None
-        if start_s > 0 and stream.time_base is not None:
-            # Seek to the keyframe before the start; the sink trims the samples before it.
-            container.seek(int(start_s / stream.time_base), stream=stream, backward=True, any_frame=False)
-        expected_end_s = _expected_end_s(info, end_s)
-        sink = _SampleSink(start_s, end_s)
-        resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
-        try:
-            for packet in container.demux(stream):
-                for frame in packet.decode():
-                    time_s = _seconds(frame.pts, frame.time_base)
-                    for out in resampler.resample(frame):
-                        sink.add(_mono(out), time_s)
-                        time_s = None
-                if on_progress is not None and expected_end_s:
-                    on_progress(min(1.0, max(0.0, (sink.position_s - start_s) / max(expected_end_s - start_s, 1e-3))))
-                if sink.done:
-                    break
-            else:
-                for out in resampler.resample(None):
-                    sink.add(_mono(out), None)
-        except av.error.FFmpegError as exc:
-            raise UnreadableMediaError(
-                f"the audio could not be decoded after {sink.position_s:.1f} s ({_reason(exc)}); "
-                "the file is probably damaged"
-            ) from exc
-        samples = sink.collect()
-    _check_complete(info, start_s, expected_end_s, len(samples))
-    media_ms = info.duration_ms if info.duration_ms is not None else round(start_s * 1000) + len(samples) // 16
-    return AudioClip(
-        samples=samples, sample_rate=SAMPLE_RATE, start_ms=round(start_s * 1000), media_duration_ms=media_ms
-    )
+    return AudioSource(path, start_ms, end_ms).collect(on_progress)
 
 
 def _mono(frame: av.AudioFrame) -> FloatArray:

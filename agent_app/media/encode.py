@@ -15,8 +15,8 @@ from fractions import Fraction
 import av
 import numpy as np
 
-from agent_app.media.audio import AudioClip, FloatArray
-from agent_app.media.chunking import split_points
+from agent_app.media.audio import AudioInput
+from agent_app.media.chunking import FloatArray
 
 OGG_MIME_TYPE = "audio/ogg"
 OPUS_BITRATE = 24_000
@@ -73,16 +73,15 @@ class EncodedChunk:
     data: bytes
 
 
-def encoded_chunks(clip: AudioClip, max_chunk_s: float, search_s: float = 20.0) -> Iterator[EncodedChunk]:
-    """``clip`` cut at quiet moments into pieces of at most ``max_chunk_s`` seconds, each compressed.
+def encoded_chunks(audio: AudioInput, max_chunk_s: float, search_s: float = 20.0) -> Iterator[EncodedChunk]:
+    """``audio`` cut at quiet moments into pieces of at most ``max_chunk_s`` seconds, each compressed.
 
-    Encoded lazily, so only one chunk's bytes are in memory at a time."""
-    rate = clip.sample_rate
-    for begin, end in split_points(clip.samples, rate, max_chunk_s, search_s):
-        if end - begin < rate // 10:  # under 100 ms: nothing to hear, and some APIs reject it
+    Decoded and encoded lazily, so only one piece is in memory at a time."""
+    for chunk in audio.chunks(max_chunk_s, search_s):
+        if len(chunk.samples) < chunk.sample_rate // 10:  # under 100 ms: nothing to hear, some APIs reject it
             continue
         yield EncodedChunk(
-            offset_ms=clip.start_ms + round(begin * 1000 / rate),
-            duration_ms=round((end - begin) * 1000 / rate),
-            data=encode_ogg_opus(clip.samples[begin:end], rate),
+            offset_ms=chunk.offset_ms,
+            duration_ms=chunk.duration_ms,
+            data=encode_ogg_opus(chunk.samples, chunk.sample_rate),
         )

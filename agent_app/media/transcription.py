@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from agent_app.media.audio import MediaError, extract_audio
+from agent_app.media.audio import AudioSource, MediaError
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
 from agent_app.media.backends.config import create_backend
 from agent_app.media.transcript import Transcript, TranscriptSegment, clamp_segments
@@ -24,8 +24,8 @@ twice this): roughly 10 minutes of speech, a few thousand tokens. The page keeps
 MAX_RESULT_SEGMENTS = 120
 """Above this many segments, neighbours are merged so timestamps stay useful without flooding the context."""
 
-_HASH_SHARE, _EXTRACT_SHARE = 0.05, 0.2
-"""Progress bar shares of hashing and audio extraction; transcription gets the rest."""
+_HASH_SHARE = 0.05
+"""Progress bar share of hashing the file; decoding and transcribing (interleaved) get the rest."""
 
 
 class TranscriptionError(Exception):
@@ -123,25 +123,27 @@ def transcribe_asset(
             report(1.0, "Loaded the saved transcript")
             return cached, True
     try:
-        clip = extract_audio(path, start, end_ms, _scaled(report, _HASH_SHARE, _EXTRACT_SHARE, "Extracting audio"))
+        audio = AudioSource(path, start, end_ms)
     except MediaError as exc:
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc
-    if start >= clip.media_duration_ms:
+    duration_ms = audio.media_duration_ms
+    if duration_ms is not None and start >= duration_ms:
         raise TranscriptionError(
-            f"startMs ({start}) is past the end of {_describe(asset)}, which lasts {clip.media_duration_ms} ms"
+            f"startMs ({start}) is past the end of {_describe(asset)}, which lasts {duration_ms} ms"
         )
-    report(_EXTRACT_SHARE, f"Transcribing with the {engine.name} backend")
+    message = f"Transcribing with the {engine.name} backend"
+    report(_HASH_SHARE, message)
     try:
-        result = engine.transcribe(
-            clip, language, _scaled(report, _EXTRACT_SHARE, 0.99, f"Transcribing with the {engine.name} backend")
-        )
-    except (BackendUnavailableError, BackendRequestError) as exc:
+        result = engine.transcribe(audio, language, _scaled(report, _HASH_SHARE, 0.99, message))
+    except (MediaError, BackendUnavailableError, BackendRequestError) as exc:
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc
-    segment_end = min(clip.end_ms, clip.media_duration_ms) if end_ms is None else min(end_ms, clip.media_duration_ms)
+    if duration_ms is None:  # a stream that does not declare its length: what was decoded is the truth
+        duration_ms = start + audio.decoded_ms
+    stop = duration_ms if end_ms is None else min(end_ms, duration_ms)
     transcript = Transcript(
-        duration_ms=clip.media_duration_ms,
+        duration_ms=duration_ms,
         language=result.language or language,
-        segments=clamp_segments(result.segments, start, max(start, segment_end)),
+        segments=clamp_segments(result.segments, start, max(start, stop)),
         backend=engine.name,
         model=engine.model,
         start_ms=start,

@@ -1,4 +1,4 @@
-"""What every transcription backend is: a name, a model, and ``transcribe(clip) -> segments``."""
+"""What every transcription backend is: a name, a model, and ``transcribe(audio) -> segments``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_app.media.audio import AudioClip
+from agent_app.media.audio import AudioInput
 from agent_app.media.transcript import TranscriptSegment
 
 ChunkProgress = Callable[[float], None]
 """``on_progress(fraction)`` of the backend's own work, 0..1."""
+
+
+def fraction_done(audio: AudioInput, end_ms: int) -> float:
+    """How far through ``audio`` a backend is once it has handled everything up to ``end_ms``."""
+    span = max(1, audio.expected_end_ms - audio.start_ms)
+    return min(1.0, max(0.0, (end_ms - audio.start_ms) / span))
 
 
 class BackendUnavailableError(RuntimeError):
@@ -38,6 +44,8 @@ class TranscriptionBackend(Protocol):
     @property
     def model(self) -> str: ...
 
-    def transcribe(self, clip: AudioClip, language: str | None, on_progress: ChunkProgress) -> BackendResult:
-        """Segments for ``clip`` with times on the media's timeline (``clip.start_ms`` offset applied)."""
+    def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
+        """Segments for ``audio`` with times on the media's timeline (each chunk's offset applied).
+        Consumes ``audio`` once, piece by piece; a :class:`~agent_app.media.audio.MediaError` raised while
+        decoding propagates."""
         ...

@@ -15,8 +15,8 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_app.media.audio import AudioClip
-from agent_app.media.backends.base import BackendRequestError, BackendResult, ChunkProgress
+from agent_app.media.audio import AudioInput
+from agent_app.media.backends.base import BackendRequestError, BackendResult, ChunkProgress, fraction_done
 from agent_app.media.backends.config import TranscribeSettings
 from agent_app.media.encode import OGG_MIME_TYPE, encoded_chunks
 from agent_app.media.transcript import TranscriptSegment
@@ -57,18 +57,17 @@ class GeminiTranscriptionBackend:
         options = types.HttpOptions(timeout=TIMEOUT_MS, base_url=settings.base_url)
         self._client = genai.Client(api_key=settings.api_key, http_options=options)
 
-    def transcribe(self, clip: AudioClip, language: str | None, on_progress: ChunkProgress) -> BackendResult:
+    def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
         segments: list[TranscriptSegment] = []
         heard: str | None = None
-        total = max(1, clip.duration_ms)
-        for chunk in encoded_chunks(clip, self._chunk_seconds):
+        for chunk in encoded_chunks(audio, self._chunk_seconds):
             answer = self._ask(chunk.data, language)
             for seg in answer.segments:
                 start = chunk.offset_ms + round(seg.start_seconds * 1000)
                 end = chunk.offset_ms + round(min(seg.end_seconds, chunk.duration_ms / 1000) * 1000)
                 segments.append(TranscriptSegment(start_ms=start, end_ms=max(start, end), text=seg.text.strip()))
             heard = heard or (answer.language.strip().lower() or None)
-            on_progress((chunk.offset_ms - clip.start_ms + chunk.duration_ms) / total)
+            on_progress(fraction_done(audio, chunk.offset_ms + chunk.duration_ms))
         return BackendResult(segments=segments, language=language or heard)
 
     def _ask(self, data: bytes, language: str | None) -> GeminiTranscript:

@@ -15,9 +15,8 @@ import functools
 import threading
 from typing import Any
 
-from agent_app.media.audio import AudioClip
-from agent_app.media.backends.base import BackendResult, BackendUnavailableError, ChunkProgress
-from agent_app.media.chunking import split_points
+from agent_app.media.audio import AudioInput
+from agent_app.media.backends.base import BackendResult, BackendUnavailableError, ChunkProgress, fraction_done
 from agent_app.media.transcript import TranscriptSegment
 
 MODEL_NAME = "moonshine-tiny-en"
@@ -60,33 +59,25 @@ class LocalMoonshineBackend:
     name = "local"
     model = MODEL_NAME
 
-    def transcribe(self, clip: AudioClip, language: str | None, on_progress: ChunkProgress) -> BackendResult:
+    def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
         if language is not None and language.lower().split("-")[0] != "en":
             raise BackendUnavailableError(
                 f"The local transcriber only understands English, not {language!r}; "
                 "set TRANSCRIBE_BACKEND to openai or gemini for other languages"
             )
         model = _load_model()
-        rate = clip.sample_rate
-        ranges = split_points(clip.samples, rate, CHUNK_SECONDS, _CUT_SEARCH_SECONDS)
-        total = max(1, len(clip.samples))
         segments: list[TranscriptSegment] = []
-        for begin, end in ranges:
-            if end - begin < rate // 10:  # under 100 ms: nothing a model can hear
-                continue
-            chunk = clip.samples[begin:end].tolist()
-            with _run_lock:
-                transcript = model.transcribe_without_streaming(chunk, rate)
-            offset_ms = clip.start_ms + begin * 1000 / rate
-            for line in transcript.lines:
-                text = str(line.text or "").strip()
-                if not text:
-                    continue
-                start = offset_ms + float(line.start_time) * 1000
-                segments.append(
-                    TranscriptSegment(
-                        start_ms=round(start), end_ms=round(start + float(line.duration) * 1000), text=text
-                    )
-                )
-            on_progress(end / total)
+        for chunk in audio.chunks(CHUNK_SECONDS, _CUT_SEARCH_SECONDS):
+            if len(chunk.samples) >= chunk.sample_rate // 10:  # under 100 ms: nothing a model can hear
+                samples = chunk.samples.tolist()
+                with _run_lock:
+                    transcript = model.transcribe_without_streaming(samples, chunk.sample_rate)
+                del samples
+                for line in transcript.lines:
+                    text = str(line.text or "").strip()
+                    if text:
+                        start = chunk.offset_ms + float(line.start_time) * 1000
+                        end = start + float(line.duration) * 1000
+                        segments.append(TranscriptSegment(start_ms=round(start), end_ms=round(end), text=text))
+            on_progress(fraction_done(audio, chunk.offset_ms + chunk.duration_ms))
         return BackendResult(segments=segments, language="en")

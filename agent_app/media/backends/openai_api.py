@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 import openai
 
-from agent_app.media.audio import AudioClip
-from agent_app.media.backends.base import BackendRequestError, BackendResult, ChunkProgress
+from agent_app.media.audio import AudioInput
+from agent_app.media.backends.base import BackendRequestError, BackendResult, ChunkProgress, fraction_done
 from agent_app.media.backends.config import TranscribeSettings
 from agent_app.media.encode import encoded_chunks
 from agent_app.media.transcript import TranscriptSegment
@@ -39,16 +39,15 @@ class OpenAITranscriptionBackend:
         )
         self._verbose = not self.model.startswith(_JSON_ONLY_PREFIXES)
 
-    def transcribe(self, clip: AudioClip, language: str | None, on_progress: ChunkProgress) -> BackendResult:
+    def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
         segments: list[TranscriptSegment] = []
         heard: str | None = None
-        total = max(1, clip.duration_ms)
-        for chunk in encoded_chunks(clip, self._chunk_seconds):
+        for chunk in encoded_chunks(audio, self._chunk_seconds):
             chunk_segments, chunk_language = self._transcribe_chunk(chunk.data, chunk.offset_ms, chunk.duration_ms,
                                                                     language)
             segments.extend(chunk_segments)
             heard = heard or chunk_language
-            on_progress((chunk.offset_ms - clip.start_ms + chunk.duration_ms) / total)
+            on_progress(fraction_done(audio, chunk.offset_ms + chunk.duration_ms))
         return BackendResult(segments=segments, language=language or heard)
 
     def _transcribe_chunk(
