@@ -140,7 +140,6 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
     retry = bool(state.pop(_PENDING_RETRY, False))
     running = assistant is not None and (prompt is not None or retry)
     history = st.container(height=HISTORY_HEIGHT, border=False)
-    notices = st.container()
     st.chat_input(
         "Ask about your media…" if not running else "The assistant is working…",
         key=PROMPT_KEY,
@@ -158,13 +157,17 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
         render_history(state, messages)
         if running and assistant is not None:
             _run(workspace, assistant, assets, prompt)
-    if running:
-        st.rerun()
-    with notices:
-        error = workspace.chat.error
-        if error is not None:
-            st.error(error, icon=":material/error:")
-        elif is_unanswered(messages):
-            st.warning("The assistant did not finish answering (the run was interrupted).", icon=":material/pause:")
-        if error is not None or is_unanswered(messages):
-            st.button("Retry", key="chat_retry", icon=":material/refresh:", on_click=_queue_retry, args=(state,))
+            st.rerun()
+        _render_notices(workspace, messages)
+
+
+def _render_notices(workspace: Workspace, messages: list[ChatMessage]) -> None:
+    """The last run's error, or a note that it stopped early, with Retry (under the last message)."""
+    error = workspace.chat.error
+    unanswered = is_unanswered(messages)
+    if error is not None:
+        st.error(error, icon=":material/error:")
+    elif unanswered:
+        st.warning("The assistant did not finish answering (the run was interrupted).", icon=":material/pause:")
+    if error is not None or unanswered:
+        st.button("Retry", key="chat_retry", icon=":material/refresh:", on_click=_queue_retry, args=(workspace.state,))
