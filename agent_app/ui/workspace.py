@@ -9,7 +9,7 @@ conversation are mirrored in the URL (``?project=…&chat=…``) by the page, an
 
 from __future__ import annotations
 
-from agent_app.storage import Conversation, Project, Scene, Storage
+from agent_app.storage import Conversation, NotFoundError, Project, Scene, Storage
 from agent_app.stores import AgentStore, ChatStore, SessionState
 from agent_app.types import AgentContext, MediaAsset
 
@@ -35,9 +35,12 @@ class Workspace:
         state.setdefault(_PLAYHEAD, 0)
         conversation_id = self.conversation_id
         if conversation_id is not None:
-            # The store's persistence object is not kept across reruns (it holds a connection pool
-            # handle); rebind it to the open conversation on every run.
-            self.chat.set_persistence(storage.chat_persistence(conversation_id))
+            # The store's persistence hook is an attribute of the store object, which is rebuilt on
+            # every run; bind it again to the open conversation (or start over if it is gone).
+            try:
+                self.chat.set_persistence(storage.chat_persistence(conversation_id))
+            except NotFoundError:
+                self.open_conversation(None)
 
     # --- what is open -----------------------------------------------------------------------------
     @property
@@ -70,9 +73,15 @@ class Workspace:
             project = self.storage.get_project(self.project_id)
             if project is not None:
                 return project
+        # No project open yet (a fresh session) or it vanished: take the first one (creating it on
+        # the very first visit) and its latest chat, unless something unsaved is already on screen.
         projects = self.storage.list_projects()
         project = projects[0] if projects else self.storage.create_project(DEFAULT_PROJECT_NAME)
-        self.open_project(project.id)
+        self._enter_project(project.id)
+        if self.conversation_id is None and not self.chat.messages:
+            conversations = self.storage.list_conversations(project.id)
+            if conversations:
+                self.open_conversation(conversations[0].id)
         return project
 
     # --- navigation -------------------------------------------------------------------------------
@@ -93,15 +102,18 @@ class Workspace:
             self.open_project(project_id, open_latest_chat=not conversation_id)
 
     def open_project(self, project_id: str, *, open_latest_chat: bool = True) -> None:
-        """Switch to ``project_id``: its first scene, first asset, and (optionally) latest chat."""
+        """Switch to ``project_id``: its first scene, first asset, and its latest chat (or a new one)."""
+        self._enter_project(project_id)
+        conversations = self.storage.list_conversations(project_id) if open_latest_chat else []
+        self.open_conversation(conversations[0].id if conversations else None)
+
+    def _enter_project(self, project_id: str) -> None:
         self.state[_PROJECT] = project_id
         scenes = self.storage.list_scenes(project_id)
         self.state[_SCENE] = scenes[0].id if scenes else None
         assets = self.storage.list_assets(project_id)
         self.state[_ASSET] = assets[0].id if assets else None
         self.state[_PLAYHEAD] = 0
-        conversations = self.storage.list_conversations(project_id) if open_latest_chat else []
-        self.open_conversation(conversations[0].id if conversations else None)
 
     def open_conversation(self, conversation_id: str | None) -> None:
         """Show ``conversation_id``'s stored messages (``None``: an empty, not yet stored chat)."""
