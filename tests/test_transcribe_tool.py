@@ -10,12 +10,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_app.media.audio import AudioInput
 from agent_app.media.transcript import Transcript, TranscriptSegment
 from agent_app.media.transcript_cache import has_transcript, load_full_transcript
 from agent_app.media.transcription import (
@@ -23,6 +24,7 @@ from agent_app.media.transcription import (
     TranscriptionError,
     run_transcribe_tool,
     tool_result,
+    transcribe_asset,
 )
 from agent_app.plugins import build_tool_registry
 from agent_app.types import MediaAsset
@@ -327,3 +329,25 @@ def test_a_short_transcript_is_returned_whole() -> None:
     assert "truncated" not in result and len(result["segments"]) == 5 and result["cached"] is True
     assert result["text"].startswith("Sentence number 0")
 
+
+
+class CrashingBackend:
+    """A backend whose engine breaks in an unforeseen way (as a native library or a new SDK might)."""
+
+    name = "crashing"
+    model = "none"
+
+    def transcribe(self, audio: AudioInput, language: str | None, on_progress: Callable[[float], None]) -> Any:
+        raise RuntimeError("native failure\n  in   module")
+
+
+def test_an_unforeseen_backend_failure_is_a_readable_error(
+    tmp_path: Path, speech_file: tuple[Path, list[tuple[int, int, str]]]
+) -> None:
+    workspace = new_workspace(tmp_path / "data")
+    asset = workspace.add(speech_file[0], "Talk.mp4")
+    with pytest.raises(TranscriptionError) as caught:
+        transcribe_asset(workspace.env(), asset, backend=CrashingBackend())
+    assert str(caught.value) == (
+        "Cannot transcribe 'Talk.mp4' (id " + asset.id + "): the crashing transcriber failed (native failure in module)"
+    )

@@ -7,6 +7,7 @@ orchestrator hands exception messages to the model and the page as the tool's er
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,8 @@ from agent_app.media.backends.config import create_backend
 from agent_app.media.transcript import Transcript, TranscriptSegment, clamp_segments
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
 from agent_app.types import MediaAsset, ToolEnvironment
+
+_log = logging.getLogger(__name__)
 
 RESULT_TEXT_BUDGET = 8_000
 """Characters of transcript text returned to the model (the segments repeat it, so the JSON is about
@@ -137,6 +140,14 @@ def transcribe_asset(
         result = engine.transcribe(audio, language, _scaled(report, _HASH_SHARE, 0.99, message))
     except (MediaError, BackendUnavailableError, BackendRequestError) as exc:
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc
+    except Exception as exc:
+        # An engine failing in a way we did not foresee (a native library error, an SDK change): the user
+        # gets a readable sentence, the log gets the traceback.
+        _log.exception("The %s transcription backend failed on asset %s", engine.name, asset.id)
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise TranscriptionError(
+            f"Cannot transcribe {_describe(asset)}: the {engine.name} transcriber failed ({reason})"
+        ) from exc
     if duration_ms is None:  # a stream that does not declare its length: what was decoded is the truth
         duration_ms = start + audio.decoded_ms
     stop = duration_ms if end_ms is None else min(end_ms, duration_ms)
