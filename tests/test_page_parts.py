@@ -9,7 +9,7 @@ from streamlit.testing.v1.element_tree import Progress
 
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.chat_history import group_turns, visible_slice
-from agent_app.ui.formatting import format_duration, format_elapsed, format_size
+from agent_app.ui.formatting import escape_markdown, format_duration, format_elapsed, format_size
 from agent_app.ui.live_status import status_label
 from agent_app.ui.recovery import is_unanswered, unfinished_calls
 from agent_app.ui.tool_cards import card_label
@@ -129,3 +129,8 @@ def test_unfinished_calls_and_unanswered_conversations() -> None:
     assert is_unanswered(cut)
     assert is_unanswered(cut[:-1])  # a question without an answer
     assert not is_unanswered([])
+
+
+def test_escape_markdown_keeps_names_literal() -> None:
+    assert escape_markdown("clip_1 (final).mp4") == "clip_1 (final).mp4"
+    assert escape_markdown("![x](http://e) *b* `c` $m$ <i>") == "!\\[x\\](http://e) \\*b\\* \\`c\\` \\$m\\$ \\<i\\>"

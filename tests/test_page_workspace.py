@@ -62,6 +62,7 @@ def test_scenes_add_rename_and_pick(data_dir: Path) -> None:
     at.sidebar.text_input(key="sidebar_rename_scene").input("Old harbour")
     at.sidebar.button(key="sidebar_rename_scene_button").click().run()
     assert at.sidebar.radio(key="sidebar_scene").options == ["Intro", "Old harbour"]
+    assert at.sidebar.text_input(key="sidebar_rename_scene").value == ""
     at.sidebar.radio(key="sidebar_scene").set_value(intro_id).run()
     assert at.session_state["ws.scene_id"] == intro_id
     assert [s.name for s in SqliteStorage(data_dir).list_scenes(at.query_params["project"])] == ["Intro", "Old harbour"]
@@ -81,6 +82,11 @@ def test_upload_lists_asset_and_remove_deletes_it(data_dir: Path, clip: bytes, t
     storage = SqliteStorage(data_dir)
     assets = storage.list_assets(at.query_params["project"])
     at.sidebar.button(key=f"sidebar_remove_{assets[0].id}").click().run()
+    assert "Remove this file" in texts(at.sidebar.warning)[0]  # asked first: nothing deleted yet
+    at.sidebar.button(key=f"sidebar_remove_no_{assets[0].id}").click().run()
+    assert not at.sidebar.warning and len(storage.list_assets(at.query_params["project"])) == 2
+    at.sidebar.button(key=f"sidebar_remove_{assets[0].id}").click().run()
+    at.sidebar.button(key=f"sidebar_remove_yes_{assets[0].id}").click().run()
     assert [a.name for a in storage.list_assets(at.query_params["project"])] == ["voice.wav"]
     assert storage.media_path(assets[0].id) is None
     assert "clip.mp4" not in "\n".join(texts(at.sidebar.markdown))
@@ -175,3 +181,10 @@ def test_transcript_segment_click_moves_the_playhead(
     fake_llm.chat.push(openai_text("You are at the harbour line."))
     send(at, "Where am I?")
     assert "(2000 ms)" in fake_llm.chat.last.json["messages"][0]["content"]
+
+
+def test_file_names_are_shown_literally(data_dir: Path, clip: bytes) -> None:
+    at = new_page()
+    at.sidebar.file_uploader[0].upload("![pic](x) *loud* <b>.mp4", clip, "video/mp4").run()
+    listed = "\n".join(texts(at.sidebar.markdown))
+    assert "**!\\[pic\\](x) \\*loud\\* \\<b\\>.mp4**" in listed

@@ -19,6 +19,7 @@ from agent_app.storage import ProjectMediaLibrary, StorageError
 from agent_app.stores import SessionState
 from agent_app.types import ChatClient, ChatMessage, MediaAsset
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
+from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.live_status import LiveStatus
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.workspace import Workspace
@@ -73,7 +74,7 @@ def render_header(workspace: Workspace) -> None:
     current = next((c for c in conversations if c.id == workspace.conversation_id), None)
     title_col, button_col = st.columns([3, 1], vertical_alignment="center")
     with title_col:
-        st.subheader(current.title if current and current.title else "New chat", anchor=False)
+        st.subheader(escape_markdown(current.title) if current and current.title else "New chat", anchor=False)
     with button_col:
         st.button(
             "New chat",
@@ -89,7 +90,7 @@ def render_header(workspace: Workspace) -> None:
         with st.expander(f"Past conversations ({len(others)})", icon=":material/history:"):
             for conversation in others:
                 st.button(
-                    f"{conversation.title or 'Untitled'} — {conversation.message_count} messages, "
+                    f"{escape_markdown(conversation.title) or 'Untitled'} — {conversation.message_count} messages, "
                     f"{_when(conversation.updated_at)}",
                     key=f"chat_open_{conversation.id}",
                     on_click=_open_conversation,

@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*\[\]<>$~|])")
+"""What can turn a name into a link, an image, emphasis, code, LaTeX or a table: escaped. Characters that
+only matter at the start of a line (``#``, ``-``) or between words (``_``) are left alone: names are
+shown mid-line, and ``clip_1 (final).mp4`` should read as typed."""
+
+
+def escape_markdown(text: str) -> str:
+    """User- or model-chosen text (a file name, a title, a tool name) shown literally, never as Markdown,
+    links, images or emoji shortcodes."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
 
 def format_duration(milliseconds: int | None) -> str:
     """``83_000`` -> ``"1:23"``, ``3_723_000`` -> ``"1:02:03"``; ``None`` -> ``"–"`` (unknown)."""

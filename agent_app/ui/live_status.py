@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_app.types import ChatMessage, ExecutionState, ToolCall
+from agent_app.ui.formatting import escape_markdown
 
 STATUS_LABELS: dict[ExecutionState, str] = {
     "idle": "Done",
@@ -44,11 +45,11 @@ class LiveStatus:
     def on_message(self, message: ChatMessage) -> None:
         if message.role == "assistant" and message.tool_calls:
             for call in message.tool_calls:
-                self._box.markdown(f":material/build: Calling **{call.name}**")
+                self._box.markdown(f":material/build: Calling **{escape_markdown(call.name)}**")
         elif message.role == "tool" and message.tool_result is not None:
             result = message.tool_result
             icon = ":material/error:" if result.error is not None else ":material/check_circle:"
-            self._box.markdown(f"{icon} {message.content}")
+            self._box.markdown(f"{icon} {escape_markdown(message.content)}")
             bar = self._bars.pop(result.tool_call_id, None)
             if bar is not None:
                 bar.empty()

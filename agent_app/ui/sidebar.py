@@ -15,13 +15,14 @@ from agent_app.llm_config import LLMStatus
 from agent_app.storage import ALLOWED_EXTENSIONS, AssetRejectedError, StorageError, max_upload_bytes
 from agent_app.stores import SessionState
 from agent_app.types import MediaAsset
-from agent_app.ui.formatting import format_duration, format_size
+from agent_app.ui.formatting import escape_markdown, format_duration, format_size
 from agent_app.ui.pickers import pick_by_id
 from agent_app.ui.workspace import Workspace
 
 _UPLOAD_ROUND = "sidebar.upload_round"
 _NOTICES = "sidebar.notices"
 _IMPORTED = "sidebar.imported_file_ids"
+_CONFIRM_REMOVE = "sidebar.confirm_remove_asset_id"
 
 
 def _notices(state: SessionState) -> list[tuple[str, str]]:
@@ -38,9 +39,9 @@ def _notify(state: SessionState, kind: str, text: str) -> None:
 def _show_notices(state: SessionState) -> None:
     for kind, text in _notices(state):
         if kind == "error":
-            st.error(text, icon=":material/error:")
+            st.error(escape_markdown(text), icon=":material/error:")
         else:
-            st.success(text, icon=":material/check_circle:")
+            st.success(escape_markdown(text), icon=":material/check_circle:")
     state[_NOTICES] = []
 
 
@@ -101,6 +102,8 @@ def _on_scene_renamed(workspace: Workspace) -> None:
         workspace.storage.rename_scene(scene_id, name)
     except StorageError as exc:
         _notify(workspace.state, "error", str(exc))
+        return
+    st.session_state["sidebar_rename_scene"] = ""
 
 
 def render_scenes(workspace: Workspace) -> None:
@@ -164,7 +167,13 @@ def _on_upload(workspace: Workspace, key: str) -> None:
     workspace.state[_UPLOAD_ROUND] = int(workspace.state.get(_UPLOAD_ROUND, 0)) + 1
 
 
+def _on_remove_asked(workspace: Workspace, asset_id: str | None) -> None:
+    """The bin was clicked (or the question cancelled): removing deletes the file, so ask first."""
+    workspace.state[_CONFIRM_REMOVE] = asset_id
+
+
 def _on_remove(workspace: Workspace, asset_id: str) -> None:
+    workspace.state[_CONFIRM_REMOVE] = None
     try:
         workspace.storage.remove_asset(asset_id)
     except StorageError as exc:
@@ -199,7 +208,7 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
         icon = ":material/movie:" if asset.kind == "video" else ":material/music_note:"
         with st.container(border=True):
             badge = " :blue-badge[in the player]" if asset.id == active_id else ""
-            st.markdown(f"{icon} **{asset.name}**{badge}")
+            st.markdown(f"{icon} **{escape_markdown(asset.name)}**{badge}")
             info_col, play_col, remove_col = st.columns([4, 1, 1], vertical_alignment="center", gap="small")
             with info_col:
                 st.caption(f"{format_duration(asset.duration_ms)} · {format_size(asset.size_bytes)}")
@@ -219,10 +228,28 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
                     key=f"sidebar_remove_{asset.id}",
                     icon=":material/delete:",
                     help=f"Remove {asset.name}",
-                    on_click=_on_remove,
+                    on_click=_on_remove_asked,
                     args=(workspace, asset.id),
                     type="tertiary",
                 )
+            if workspace.state.get(_CONFIRM_REMOVE) == asset.id:
+                _render_remove_question(workspace, asset)
+
+
+def _render_remove_question(workspace: Workspace, asset: MediaAsset) -> None:
+    st.warning("Remove this file from the project? Its media file is deleted.", icon=":material/delete:")
+    yes_col, no_col = st.columns(2)
+    yes_col.button(
+        "Remove",
+        key=f"sidebar_remove_yes_{asset.id}",
+        on_click=_on_remove,
+        args=(workspace, asset.id),
+        type="primary",
+        width="stretch",
+    )
+    no_col.button(
+        "Keep", key=f"sidebar_remove_no_{asset.id}", on_click=_on_remove_asked, args=(workspace, None), width="stretch"
+    )
 
 
 # --- the assistant ----------------------------------------------------------------------------

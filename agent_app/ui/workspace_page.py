@@ -17,6 +17,7 @@ from agent_app.stores import SessionState
 from agent_app.types import ToolEnvironment
 from agent_app.ui import player, sidebar
 from agent_app.ui.chat_panel import Assistant, render_chat
+from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
 from agent_app.ui.transcript_panel import render_transcript_panel
 from agent_app.ui.workspace import Workspace
@@ -78,7 +79,7 @@ def render_page() -> None:
     assets = workspace.assets()  # the sidebar's callbacks may have changed them
     left, right = st.columns([5, 6], gap="large")
     with left:
-        st.header(project.name, anchor=False)
+        st.header(escape_markdown(project.name), anchor=False)
         active = player.render_player(workspace, assets)
         if active is not None:
             environment = ToolEnvironment(
