@@ -521,6 +521,7 @@ class FakeLLMServer:
 def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: tests assert on recorded requests, not on stderr."""

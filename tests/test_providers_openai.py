@@ -104,7 +104,7 @@ def test_history_maps_to_chat_messages_with_system_prompt_first(openai_llm: Fake
     wire = openai_llm.chat.last.json["messages"]
     assert wire[0] == {"role": "system", "content": "You are a video editor"}
     assert wire[1] == {"role": "user", "content": "What is said?"}
-    assert wire[2]["role"] == "assistant" and wire[2]["content"] is None
+    assert wire[2]["role"] == "assistant" and "content" not in wire[2]
     assert wire[2]["tool_calls"] == [
         {"id": "call_1", "type": "function", "function": {"name": "transcribe_video", "arguments": '{"assetId": "a1"}'}}
     ]

@@ -21,7 +21,11 @@ the configuration.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import threading
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar, cast
 
 from google import genai
 from google.genai import types as gt
@@ -36,6 +40,8 @@ from agent_app.providers.base import (
     synthesize_call_id,
 )
 from agent_app.types import ChatMessage, ParameterType, ToolCall, ToolResult, ToolSchema
+
+T = TypeVar("T")
 
 METADATA_KEY = "gemini"
 """``provider_metadata[METADATA_KEY] = {"content": <the model Content as JSON>, "callIds": {ours: Gemini's
@@ -61,6 +67,16 @@ _FAILED_FINISH_REASONS = frozenset(
 )
 
 _RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
+
+
+@functools.lru_cache(maxsize=256)
+def _declaration(schema_json: str) -> gt.FunctionDeclaration:
+    return tool_schema_to_gemini(ToolSchema.model_validate_json(schema_json))
+
+
+def declarations(schemas: list[ToolSchema]) -> list[gt.FunctionDeclaration]:
+    """The schemas' declarations, each built once (the same tools are offered on every request)."""
+    return [_declaration(schema.model_dump_json()) for schema in schemas]
 
 
 def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
@@ -90,35 +106,76 @@ def _stored_turn(message: ChatMessage) -> dict[str, Any] | None:
     return metadata if isinstance(metadata, dict) else None
 
 
-def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Content:
+class ConversionCache:
+    """Converted messages by message id, so a tool loop does not rebuild its whole history for every
+    request (google-genai's models are slow to build: 5-30 µs each, a dozen per turn). An entry is used
+    only while its source (the stored JSON, the tool result, the text) is equal to what it was built
+    from; the oldest entries go first."""
+
+    def __init__(self, size: int = 2048) -> None:
+        self._size = size
+        self._items: dict[str, tuple[object, object]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, source: object, build: Callable[[], T]) -> T:
+        with self._lock:
+            hit = self._items.get(key)
+        if hit is not None and hit[0] == source:
+            return cast(T, hit[1])
+        value = build()
+        with self._lock:
+            self._items[key] = (source, value)
+            while len(self._items) > self._size:
+                self._items.pop(next(iter(self._items)))
+        return value
+
+
+def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None], cache: ConversionCache) -> gt.Content:
     """The assistant turn: Gemini's own ``Content`` when stored, else rebuilt from our fields (a turn
     from another provider; no ids, since those are ours and Gemini matches by name and order)."""
     stored = _stored_turn(message)
     if stored is not None and isinstance(stored.get("content"), dict):
-        content = gt.Content.model_validate(stored["content"])
+        raw = stored["content"]
         call_ids = stored.get("callIds")
         if isinstance(call_ids, dict):
             gemini_ids.update({str(k): (str(v) if v else None) for k, v in call_ids.items()})
-        return content
-    parts: list[gt.Part] = [gt.Part(text=message.content)] if message.content else []
+        return cache.get(f"turn:{message.id}", raw, partial(gt.Content.model_validate, raw))
     for call in message.tool_calls or []:
-        parts.append(gt.Part(function_call=gt.FunctionCall(name=call.name, args=call.args)))
         gemini_ids[call.id] = None
-    return gt.Content(role="model", parts=parts or [gt.Part(text="")])
+    return cache.get(f"rebuilt:{message.id}", message, partial(_rebuilt_turn, message))
 
 
-def _function_response(result: ToolResult, gemini_ids: dict[str, str | None]) -> gt.Part:
+def _rebuilt_turn(message: ChatMessage) -> gt.Content:
+    parts: list[gt.Part] = [_text(message.content)] if message.content else []
+    for call in message.tool_calls or []:
+        function_call = gt.FunctionCall.model_construct(name=call.name, args=call.args)
+        parts.append(gt.Part.model_construct(function_call=function_call))
+    return gt.Content.model_construct(role="model", parts=parts or [_text("")])
+
+
+# Parts built from our already-validated messages skip google-genai's (slow) validation.
+
+
+def _text(text: str) -> gt.Part:
+    return gt.Part.model_construct(text=text)
+
+
+def _function_response(result: ToolResult, gemini_id: str | None) -> gt.Part:
     payload: dict[str, Any] = {"error": result.error} if result.error is not None else {"output": result.result}
-    return gt.Part(
-        function_response=gt.FunctionResponse(
-            name=result.name, id=gemini_ids.get(result.tool_call_id), response=payload
-        )
-    )
+    response = gt.FunctionResponse.model_construct(name=result.name, id=gemini_id, response=payload)
+    return gt.Part.model_construct(function_response=response)
 
 
-def messages_to_gemini(messages: list[ChatMessage]) -> tuple[list[gt.Content], list[str]]:
+def messages_to_gemini(
+    messages: list[ChatMessage], cache: ConversionCache | None = None
+) -> tuple[list[gt.Content], list[str]]:
     """Our history as Gemini ``contents``, plus the texts of any ``system`` messages (which belong in
-    ``system_instruction``). Consecutive tool results (one model turn's) share one ``Content``."""
+    ``system_instruction``).
+
+    Consecutive user-side parts share one ``Content``: all tool results of a model turn (as Gemini
+    requires), and a user message that follows them or another user message (turns must alternate).
+    """
+    cache = cache if cache is not None else ConversionCache()
     contents: list[gt.Content] = []
     system_texts: list[str] = []
     gemini_ids: dict[str, str | None] = {}
@@ -126,22 +183,25 @@ def messages_to_gemini(messages: list[ChatMessage]) -> tuple[list[gt.Content], l
 
     def flush() -> None:
         if pending:
-            contents.append(gt.Content(role="user", parts=list(pending)))
+            contents.append(gt.Content.model_construct(role="user", parts=list(pending)))
             pending.clear()
 
     for message in messages:
         if message.role == "tool":
             if message.tool_result is None:
                 raise ValueError("a tool message without a tool result cannot be sent")
-            pending.append(_function_response(message.tool_result, gemini_ids))
-            continue
-        flush()
-        if message.role == "system":
-            system_texts.append(message.content)
+            result = message.tool_result
+            gemini_id = gemini_ids.get(result.tool_call_id)
+            pending.append(
+                cache.get(f"result:{message.id}:{gemini_id}", result, partial(_function_response, result, gemini_id))
+            )
         elif message.role == "user":
-            contents.append(gt.Content(role="user", parts=[gt.Part(text=message.content)]))
+            pending.append(cache.get(f"user:{message.id}", message.content, partial(_text, message.content)))
+        elif message.role == "system":
+            system_texts.append(message.content)
         else:
-            contents.append(_model_content(message, gemini_ids))
+            flush()
+            contents.append(_model_content(message, gemini_ids, cache))
     flush()
     return contents, system_texts
 
@@ -189,6 +249,7 @@ class GeminiAdapter(ProviderAdapter):
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
+        self._cache = ConversionCache()
         backoff = config.retry_backoff_seconds
         self.client = genai.Client(
             api_key=config.api_key,
@@ -206,13 +267,9 @@ class GeminiAdapter(ProviderAdapter):
         )
 
     def chat(self, params: ProviderChatParams) -> ProviderChatResponse:
-        contents, system_texts = messages_to_gemini(params.messages)
+        contents, system_texts = messages_to_gemini(params.messages, self._cache)
         instruction = "\n\n".join(text for text in [params.system_prompt, *system_texts] if text)
-        tools = (
-            [gt.Tool(function_declarations=[tool_schema_to_gemini(s) for s in params.tool_schemas])]
-            if params.tool_schemas
-            else None
-        )
+        tools = [gt.Tool(function_declarations=declarations(params.tool_schemas))] if params.tool_schemas else None
         config = gt.GenerateContentConfig(
             system_instruction=instruction or None,
             tools=tools,

@@ -35,6 +35,9 @@ from agent_app.providers.base import (
 )
 from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
 
+_to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""One encoder for every message (``json.dumps`` with options builds a new encoder per call)."""
+
 
 def tool_schema_to_openai(schema: ToolSchema) -> ChatCompletionFunctionToolParam:
     """Our internal schema as an OpenAI function tool whose ``parameters`` is a JSON Schema object."""
@@ -57,7 +60,7 @@ def tool_schema_to_openai(schema: ToolSchema) -> ChatCompletionFunctionToolParam
 def tool_result_text(result: ToolResult) -> str:
     """A tool result as the ``content`` string of a ``tool`` message: JSON the model can read."""
     payload: dict[str, Any] = {"error": result.error} if result.error is not None else {"result": result.result}
-    return json.dumps(payload, ensure_ascii=False, default=str)
+    return _to_json(payload)
 
 
 def _assistant_message(message: ChatMessage) -> ChatCompletionMessageParam:
@@ -67,11 +70,15 @@ def _assistant_message(message: ChatMessage) -> ChatCompletionMessageParam:
         {
             "id": call.id,
             "type": "function",
-            "function": {"name": call.name, "arguments": json.dumps(call.args, ensure_ascii=False)},
+            "function": {"name": call.name, "arguments": _to_json(call.args)},
         }
         for call in message.tool_calls
     ]
-    return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
+    if message.content:
+        return {"role": "assistant", "content": message.content, "tool_calls": calls}
+    # No ``content`` key at all rather than null: the same to every server, and the SDK's per-key
+    # request transform is its most expensive step.
+    return {"role": "assistant", "tool_calls": calls}
 
 
 def messages_to_openai(system_prompt: str, messages: list[ChatMessage]) -> list[ChatCompletionMessageParam]:
