@@ -28,6 +28,8 @@ PROMPT_KEY = "chat_prompt"
 _PENDING_PROMPT = "chat.pending_prompt"
 _PENDING_RETRY = "chat.pending_retry"
 HISTORY_HEIGHT = 560
+MAX_LISTED_CONVERSATIONS = 30
+"""Most recent first; a rerun draws at most this many buttons however long the project's history."""
 
 
 @dataclass(frozen=True)
@@ -83,12 +85,12 @@ def render_header(workspace: Workspace) -> None:
             on_click=_new_chat,
             args=(workspace,),
             disabled=workspace.conversation_id is None and not workspace.chat.messages,
-            use_container_width=True,
+            width="stretch",
         )
     others = [c for c in conversations if c.id != workspace.conversation_id]
     if others:
         with st.expander(f"Past conversations ({len(others)})", icon=":material/history:"):
-            for conversation in others:
+            for conversation in others[:MAX_LISTED_CONVERSATIONS]:
                 st.button(
                     f"{escape_markdown(conversation.title) or 'Untitled'} — {conversation.message_count} messages, "
                     f"{_when(conversation.updated_at)}",
@@ -97,6 +99,8 @@ def render_header(workspace: Workspace) -> None:
                     args=(workspace, conversation.id),
                     type="tertiary",
                 )
+            if len(others) > MAX_LISTED_CONVERSATIONS:
+                st.caption(f"{len(others) - MAX_LISTED_CONVERSATIONS} older conversations are not listed.")
 
 
 def _run(workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None) -> None:
