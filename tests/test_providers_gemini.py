@@ -259,3 +259,44 @@ def test_gemini_config_ignores_base_url(gemini_llm: FakeLLMServer, llm_env: pyte
     assert _chat().content == "fake reply"
     assert gemini_llm.gemini.last.path.endswith("/models/fake-model:generateContent")
     assert all("never-used" not in request.path for request in gemini_llm.requests)
+
+
+def test_user_side_parts_are_merged_so_turns_alternate(gemini_llm: FakeLLMServer) -> None:
+    call = ToolCall(id="c1", name="transcribe_video", args={})
+    history = [
+        ChatMessage(role="user", content="First"),
+        ChatMessage(role="user", content="Second"),
+        ChatMessage(role="assistant", tool_calls=[call]),
+        ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name="transcribe_video", error="x")),
+        ChatMessage(role="user", content="Try again"),
+    ]
+    _chat(*history, tools=[TRANSCRIBE])
+    contents = _wire(gemini_llm)["contents"]
+    assert [content["role"] for content in contents] == ["user", "model", "user"]
+    assert contents[0]["parts"] == [{"text": "First"}, {"text": "Second"}]
+    assert contents[2]["parts"][0]["functionResponse"]["name"] == "transcribe_video"
+    assert contents[2]["parts"][1] == {"text": "Try again"}
+
+
+def test_thought_parts_are_not_content(gemini_llm: FakeLLMServer) -> None:
+    gemini_llm.gemini.push(gemini_response([{"text": "thinking...", "thought": True}, {"text": "Answer."}]))
+    response = _chat()
+    assert response.content == "Answer."
+    assert response.provider_metadata is not None and "gemini" in response.provider_metadata
+
+
+def test_cached_turns_follow_changed_metadata(gemini_llm: FakeLLMServer) -> None:
+    gemini_llm.gemini.push(
+        gemini_text("one", thought_signature=b"first"), gemini_text("ok"), gemini_text("two", thought_signature=b"2nd")
+    )
+    user = ChatMessage(role="user", content="Hi")
+    first = _chat(user)
+    assistant = ChatMessage(id="fixed-id", role="assistant", content="one", provider_metadata=first.provider_metadata)
+    _chat(user, assistant, ChatMessage(role="user", content="again"))
+    sent = _wire(gemini_llm)["contents"][1]["parts"][0]["thoughtSignature"]
+    assert base64.urlsafe_b64decode(sent) == b"first"
+    second = _chat(user)
+    changed = assistant.model_copy(update={"provider_metadata": second.provider_metadata})
+    _chat(user, changed, ChatMessage(role="user", content="again"))
+    sent = _wire(gemini_llm)["contents"][1]["parts"][0]["thoughtSignature"]
+    assert base64.urlsafe_b64decode(sent) == b"2nd"
