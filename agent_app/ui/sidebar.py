@@ -212,23 +212,17 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
             info_col, play_col, remove_col = st.columns([4, 1, 1], vertical_alignment="center", gap="small")
             with info_col:
                 st.caption(f"{format_duration(asset.duration_ms)} · {format_size(asset.size_bytes)}")
-            with play_col:
-                st.button(
+            actions = (
+                (play_col, "play", ":material/play_arrow:", f"Show {asset.name} in the player", _on_play),
+                (remove_col, "remove", ":material/delete:", f"Remove {asset.name}", _on_remove_asked),
+            )
+            for column, action, icon_name, help_text, callback in actions:
+                column.button(
                     "",
-                    key=f"sidebar_play_{asset.id}",
-                    icon=":material/play_arrow:",
-                    help=f"Show {asset.name} in the player",
-                    on_click=_on_play,
-                    args=(workspace, asset.id),
-                    type="tertiary",
-                )
-            with remove_col:
-                st.button(
-                    "",
-                    key=f"sidebar_remove_{asset.id}",
-                    icon=":material/delete:",
-                    help=f"Remove {asset.name}",
-                    on_click=_on_remove_asked,
+                    key=f"sidebar_{action}_{asset.id}",
+                    icon=icon_name,
+                    help=help_text,
+                    on_click=callback,
                     args=(workspace, asset.id),
                     type="tertiary",
                 )
