@@ -48,26 +48,27 @@ def llm_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     clear_adapter_cache()
 
 
+def _configure(monkeypatch: pytest.MonkeyPatch, provider: str, **settings: str) -> None:
+    for name, value in {
+        "LLM_PROVIDER": provider,
+        "LLM_MODEL": "fake-model",
+        "LLM_API_KEY": CANARY_API_KEY,
+        "LLM_MAX_RETRIES": "0",
+        "LLM_TIMEOUT_SECONDS": "5",
+        **settings,
+    }.items():
+        monkeypatch.setenv(name, value)
+
+
 @pytest.fixture
 def openai_llm(fake_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> FakeLLMServer:
     """The app configured for ``openai-compatible`` at the fake server."""
-    llm_env.setenv("LLM_PROVIDER", "openai-compatible")
-    llm_env.setenv("LLM_BASE_URL", fake_llm.openai_base_url)
-    llm_env.setenv("LLM_MODEL", "fake-model")
-    llm_env.setenv("LLM_API_KEY", CANARY_API_KEY)
-    llm_env.setenv("LLM_MAX_RETRIES", "0")
-    llm_env.setenv("LLM_TIMEOUT_SECONDS", "5")
+    _configure(llm_env, "openai-compatible", LLM_BASE_URL=fake_llm.openai_base_url)
     return fake_llm
 
 
 @pytest.fixture
 def gemini_llm(fake_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> FakeLLMServer:
     """The app configured for ``gemini``, reaching the fake server through ``GOOGLE_GEMINI_BASE_URL``."""
-    llm_env.setenv("LLM_PROVIDER", "gemini")
-    llm_env.setenv("GOOGLE_GEMINI_BASE_URL", fake_llm.gemini_base_url)
-    llm_env.setenv("LLM_MODEL", "fake-model")
-    llm_env.setenv("LLM_API_KEY", CANARY_API_KEY)
-    llm_env.setenv("LLM_MAX_RETRIES", "0")
-    llm_env.setenv("LLM_TIMEOUT_SECONDS", "5")
-    llm_env.setenv("LLM_RETRY_BACKOFF_SECONDS", "0.01")
+    _configure(llm_env, "gemini", GOOGLE_GEMINI_BASE_URL=fake_llm.gemini_base_url, LLM_RETRY_BACKOFF_SECONDS="0.01")
     return fake_llm

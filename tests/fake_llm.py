@@ -39,8 +39,8 @@ Scripting — each endpoint (``server.chat``, ``server.gemini``, ``server.transc
 Builders: :func:`openai_text`, :func:`openai_tool_calls` + :func:`tool_call` (``arguments`` may be a raw
 string to send malformed JSON), :func:`gemini_text`, :func:`gemini_function_calls` + :func:`gemini_call`,
 :func:`gemini_response` (any candidates / finish reason), :func:`transcription_reply`, :func:`error_reply`,
-:func:`raw_reply`, :func:`hang`, :func:`delayed`. A queue item is a :class:`Reply` or a callable
-``(RecordedRequest) -> Reply``.
+:func:`raw_reply`, :func:`hang`, :func:`delayed`; :func:`openai_faults` names the usual fault matrix. A
+queue item is a :class:`Reply` or a callable ``(RecordedRequest) -> Reply``.
 
 Recording — every request is appended to ``server.requests`` and to its endpoint's ``.requests`` as a
 :class:`RecordedRequest` (``method``, ``path``, ``query``, ``headers`` with lower-case names, raw ``body``,
@@ -343,6 +343,19 @@ def delayed(reply: Reply, seconds: float) -> Reply:
         delay_seconds=seconds,
         render=reply.render,
     )
+
+
+def openai_faults() -> dict[str, Reply]:
+    """The fault matrix of the chat endpoint, by name: what every layer above must turn into a provider
+    error (the ``401`` echoes :data:`CANARY_API_KEY`, as real providers echo part of a bad key)."""
+    return {
+        "500": error_reply(500),
+        "429": error_reply(429, retry_after_ms=1),
+        "401": error_reply(401, f"Incorrect API key provided: {CANARY_API_KEY}"),
+        "hang": hang(10),
+        "unreadable-body": raw_reply(b"<html>502 Bad Gateway</html>"),
+        "empty-response": openai_text(""),
+    }
 
 
 # --- Server -----------------------------------------------------------------------------------

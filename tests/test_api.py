@@ -26,11 +26,9 @@ from tests.fake_llm import (
     error_reply,
     gemini_call,
     gemini_function_calls,
-    hang,
-    openai_completion,
+    openai_faults,
     openai_text,
     openai_tool_calls,
-    raw_reply,
     tool_call,
 )
 
@@ -158,23 +156,13 @@ def test_tool_configuration_error_is_a_502_naming_the_tool(
 # --- the fault matrix -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "reply",
-    [
-        pytest.param(error_reply(500), id="500"),
-        pytest.param(error_reply(429, retry_after_ms=1), id="429-after-retries"),
-        pytest.param(error_reply(401, f"bad key {CANARY_API_KEY}"), id="401"),
-        pytest.param(hang(10), id="hang-past-timeout"),
-        pytest.param(raw_reply(b"\x00\x01 not json"), id="unreadable-body"),
-        pytest.param(openai_completion({"role": "assistant", "content": ""}), id="empty-response"),
-    ],
-)
+@pytest.mark.parametrize("fault", list(openai_faults()))
 def test_provider_faults_end_as_502_without_secrets(
-    openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, reply: Any
+    openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, fault: str
 ) -> None:
     llm_env.setenv("LLM_MAX_RETRIES", "1")
     llm_env.setenv("LLM_TIMEOUT_SECONDS", "0.3")
-    openai_llm.chat.default = reply
+    openai_llm.chat.default = openai_faults()[fault]
     with caplog.at_level(logging.DEBUG):
         result = handle_chat_body(_hello())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})

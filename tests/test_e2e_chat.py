@@ -14,16 +14,13 @@ from agent_app.plugins import build_tool_registry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import AgentContext, ChatMessage, ToolResult
 from tests.fake_llm import (
-    CANARY_API_KEY,
     FakeLLMServer,
-    error_reply,
     gemini_call,
     gemini_function_calls,
     gemini_text,
-    hang,
+    openai_faults,
     openai_text,
     openai_tool_calls,
-    raw_reply,
     tool_call,
 )
 
@@ -81,23 +78,13 @@ def test_tool_loop_end_to_end_gemini_replays_signatures(gemini_llm: FakeLLMServe
     assert contents[2]["parts"][0]["functionResponse"]["name"] == "echo_context"
 
 
-@pytest.mark.parametrize(
-    "reply",
-    [
-        pytest.param(error_reply(500), id="500"),
-        pytest.param(error_reply(429, retry_after_ms=1), id="429"),
-        pytest.param(error_reply(401, f"Incorrect API key provided: {CANARY_API_KEY}"), id="401"),
-        pytest.param(hang(10), id="hang"),
-        pytest.param(raw_reply(b"<html>502 Bad Gateway</html>"), id="unreadable-body"),
-        pytest.param(openai_text(""), id="empty-response"),
-    ],
-)
+@pytest.mark.parametrize("fault", list(openai_faults()))
 def test_provider_faults_keep_the_users_message(
-    openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch, reply: Any
+    openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch, fault: str
 ) -> None:
     llm_env.setenv("LLM_MAX_RETRIES", "1")
     llm_env.setenv("LLM_TIMEOUT_SECONDS", "0.3")
-    openai_llm.chat.default = reply
+    openai_llm.chat.default = openai_faults()[fault]
     session = Session()
     messages = session.run()
     assert messages == [session.user]
