@@ -151,6 +151,20 @@ def test_malformed_arguments_become_a_call_with_an_arguments_error(openai_llm: F
     assert calls[2].args == {} and calls[2].arguments_error is None
 
 
+def test_arguments_sent_as_an_object_are_accepted(openai_llm: FakeLLMServer) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "transcribe_video", "arguments": {"assetId": "a1"}}}
+    openai_llm.chat.push(openai_completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"))
+    calls = _chat(_params(tools=[TRANSCRIBE])).tool_calls
+    assert calls == [ToolCall(id="c1", name="transcribe_video", args={"assetId": "a1"})]
+
+
+def test_a_refusal_is_the_answer(openai_llm: FakeLLMServer) -> None:
+    openai_llm.chat.push(
+        openai_completion({"role": "assistant", "content": None, "refusal": "I can't help with that."})
+    )
+    assert _chat().content == "I can't help with that."
+
+
 def test_parse_arguments_accepts_objects() -> None:
     assert parse_arguments('{"a": 1}') == ({"a": 1}, None)
     assert parse_arguments({"a": 1}) == ({"a": 1}, None)

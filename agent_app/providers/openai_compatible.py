@@ -136,7 +136,7 @@ def completion_to_response(completion: object) -> ProviderChatResponse:
         seen.add(call_id)
         args, error = parse_arguments(function.arguments)
         calls.append(ToolCall(id=call_id, name=function.name, args=args, arguments_error=error))
-    content = message.content or ""
+    content = message.content or getattr(message, "refusal", None) or ""  # a refusal is the model's answer
     if not calls and not content.strip():
         raise ProviderError(f"the response is empty (finish_reason={completion.choices[0].finish_reason})")
     return ProviderChatResponse(content=content, tool_calls=calls or None)
