@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +23,7 @@ from agent_app.providers import create_adapter, get_adapter
 from agent_app.providers.gemini import GeminiAdapter
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
 
+ROOT = Path(__file__).resolve().parent.parent
 BODY = json.dumps({"messages": [{"role": "user", "content": "Hello"}]}).encode()
 
 
@@ -102,3 +107,29 @@ def test_status_names_missing_settings_and_unknown_providers(llm_env: pytest.Mon
     status = llm_status()
     assert not status.configured and status.problem == "Unknown LLM provider: claude-direct"
     assert CANARY_API_KEY not in status.summary
+
+
+def test_secrets_file_wins_over_environment(tmp_path: Path) -> None:
+    """In a fresh process whose working directory holds ``.streamlit/secrets.toml``."""
+    (tmp_path / ".streamlit").mkdir()
+    (tmp_path / ".streamlit" / "secrets.toml").write_text(
+        'LLM_PROVIDER = "gemini"\nLLM_MODEL = "from-secrets"\nLLM_API_KEY = "secret-key"\nLLM_MAX_RETRIES = 4\n'
+    )
+    code = (
+        "from agent_app.llm_config import load_llm_config\n"
+        "c = load_llm_config()\n"
+        "print(c.provider, c.model, c.api_key == 'secret-key', c.max_retries, c.base_url)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "LLM_PROVIDER": "openai-compatible",
+        "LLM_MODEL": "from-env",
+        "LLM_API_KEY": "env-key",
+        "LLM_BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["gemini", "from-secrets", "True", "4", "None"]
