@@ -3,6 +3,7 @@ and the fake LLM server (nothing of ours is mocked)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,28 @@ def test_interrupted_run_is_closed_and_retried(data_dir: Path, fake_llm: FakeLLM
     assert bubbles(at)[-1][1].endswith("Shall I try again?")
     assert not at.main.warning
     assert [role for role, _ in stored_messages(data_dir, chat.id)] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_message_is_kept_when_the_database_is_busy_and_saved_on_retry(
+    data_dir: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_DB_BUSY_TIMEOUT_MS", "100")
+    at = new_page()
+    blocker = sqlite3.connect(data_dir / "agent.sqlite3", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another writer holds the database
+    try:
+        send(at, "Do not lose me")
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert bubbles(at) == [("user", "Do not lose me")]
+    assert "could not be saved" in texts(at.main.error)[0]
+    assert fake_llm.chat.requests == []
+
+    fake_llm.chat.push(openai_text("Saved and answered."))
+    at.button(key="chat_retry").click().run()
+    assert bubbles(at) == [("user", "Do not lose me"), ("assistant", "Saved and answered.")]
+    assert stored_messages(data_dir, at.query_params["chat"]) == [
+        ("user", "Do not lose me"),
+        ("assistant", "Saved and answered."),
+    ]

@@ -285,3 +285,17 @@ def test_open_storage_uses_agent_data_dir(tmp_path: Path, monkeypatch: pytest.Mo
     store = open_storage()
     assert store.data_dir == tmp_path / "elsewhere"
     assert (tmp_path / "elsewhere" / "agent.sqlite3").is_file()
+
+
+def test_a_write_blocked_by_another_writer_fails_cleanly(tmp_path: Path) -> None:
+    store = SqliteStorage(tmp_path / "data", busy_timeout_ms=100)
+    project = store.create_project("p")
+    chat = store.create_conversation(project.id)
+    blocker = sqlite3.connect(tmp_path / "data" / "agent.sqlite3", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process holding the write lock
+    with pytest.raises(StorageError, match="could not be written"):
+        store.append_message(chat.id, ChatMessage(role="user", content="hello"))
+    blocker.execute("ROLLBACK")
+    store.append_message(chat.id, ChatMessage(role="user", content="hello"))  # the connection still works
+    assert [m.content for m in store.load_messages(chat.id)] == ["hello"]
+    blocker.close()

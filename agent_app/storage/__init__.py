@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_app.settings import read_str
+from agent_app.settings import read_int, read_str
 from agent_app.storage.base import (
     AssetRejectedError,
     ChatPersistenceLike,
@@ -20,7 +20,7 @@ from agent_app.storage.media_import import ALLOWED_EXTENSIONS, MIME_BY_EXTENSION
 from agent_app.storage.media_library import ProjectMediaLibrary
 from agent_app.storage.models import Conversation, Project, Scene
 from agent_app.storage.persistence import ConversationPersistence
-from agent_app.storage.sqlite import SqliteStorage
+from agent_app.storage.sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteStorage
 
 DEFAULT_DATA_DIR = "data"
 
@@ -31,8 +31,12 @@ def data_dir_setting() -> Path:
 
 
 def open_storage(data_dir: Path | None = None) -> SqliteStorage:
-    """The default storage: SQLite and media files under ``data_dir`` (or ``AGENT_DATA_DIR``)."""
-    return SqliteStorage(data_dir if data_dir is not None else data_dir_setting())
+    """The default storage: SQLite and media files under ``data_dir`` (or ``AGENT_DATA_DIR``); a write
+    waits ``AGENT_DB_BUSY_TIMEOUT_MS`` (default 10 s) for another writer before it fails."""
+    return SqliteStorage(
+        data_dir if data_dir is not None else data_dir_setting(),
+        busy_timeout_ms=read_int("AGENT_DB_BUSY_TIMEOUT_MS", DEFAULT_BUSY_TIMEOUT_MS),
+    )
 
 
 __all__ = [

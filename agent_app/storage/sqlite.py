@@ -36,7 +36,7 @@ DB_FILE_NAME = "agent.sqlite3"
 MEDIA_DIR_NAME = "media"
 MAX_NAME_LENGTH = 200
 TITLE_LENGTH = 80
-BUSY_TIMEOUT_MS = 10_000
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
 def clean_name(name: str, fallback: str) -> str:
@@ -65,9 +65,18 @@ class SqliteStorage:
     """Projects, scenes, assets, conversations and messages in SQLite; media files on disk.
 
     ``max_upload_bytes`` defaults to the ``AGENT_MAX_UPLOAD_MB`` setting, read at each import.
+    ``busy_timeout_ms`` is how long a write waits for another writer before failing with a
+    :class:`StorageError`.
     """
 
-    def __init__(self, data_dir: Path, *, max_upload_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        max_upload_bytes: int | None = None,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    ) -> None:
+        self._busy_timeout_ms = max(0, int(busy_timeout_ms))
         self._data_dir = Path(data_dir)
         self._media_dir = self._data_dir / MEDIA_DIR_NAME
         self._media_dir.mkdir(parents=True, exist_ok=True)
@@ -84,9 +93,9 @@ class SqliteStorage:
     def _connection(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
-            connection = sqlite3.connect(self._db_path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            connection = sqlite3.connect(self._db_path, isolation_level=None, timeout=self._busy_timeout_ms / 1000)
             connection.row_factory = sqlite3.Row
-            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            connection.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
@@ -95,15 +104,30 @@ class SqliteStorage:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction, taken eagerly (``BEGIN IMMEDIATE``) so two writers never deadlock."""
+        """A write transaction, taken eagerly (``BEGIN IMMEDIATE``) so two writers never deadlock.
+
+        A database failure (locked past the busy timeout, disk full, read-only) becomes a
+        :class:`StorageError` the page can show; the transaction is rolled back, nothing half-written.
+        """
         connection = self._connection()
-        connection.execute("BEGIN IMMEDIATE")
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StorageError(f"The database could not be written ({exc})") from exc
         try:
             yield connection
-        except BaseException:
-            connection.execute("ROLLBACK")
+        except BaseException as exc:
+            if connection.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
+                connection.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StorageError(f"The database could not be written ({exc})") from exc
             raise
-        connection.execute("COMMIT")
+        try:
+            connection.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise StorageError(f"The database could not be written ({exc})") from exc
 
     def _migrate(self) -> None:
         with self._write() as db:

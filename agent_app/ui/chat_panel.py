@@ -70,7 +70,7 @@ def _when(timestamp_ms: int) -> str:
     return datetime.fromtimestamp(timestamp_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def render_header(workspace: Workspace) -> None:
+def render_header(workspace: Workspace, messages: list[ChatMessage]) -> None:
     """Title of the open conversation, "New chat", and the list of the project's conversations."""
     conversations = workspace.conversations()
     current = next((c for c in conversations if c.id == workspace.conversation_id), None)
@@ -84,7 +84,7 @@ def render_header(workspace: Workspace) -> None:
             icon=":material/add_comment:",
             on_click=_new_chat,
             args=(workspace,),
-            disabled=workspace.conversation_id is None and not workspace.chat.messages,
+            disabled=workspace.conversation_id is None and not messages,
             width="stretch",
         )
     others = [c for c in conversations if c.id != workspace.conversation_id]
@@ -103,25 +103,28 @@ def render_header(workspace: Workspace) -> None:
                 st.caption(f"{len(others) - MAX_LISTED_CONVERSATIONS} older conversations are not listed.")
 
 
+def _first_question(messages: list[ChatMessage]) -> str:
+    """What titles a new conversation: its first user message."""
+    return next((m.content for m in messages if m.role == "user"), "")
+
+
 def _run(workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None) -> None:
     """Append the user's message (if any) and run the orchestrator with a live status box."""
     chat = workspace.chat
+    chat.set_error(None)  # a new attempt: the last one's error no longer applies
     try:
         close_unfinished_calls(chat)  # before the new message: results must follow their calls
+        if prompt is not None:
+            # Into the session first: if storage fails, the message stays on screen for Retry.
+            chat.add_message(ChatMessage(role="user", content=prompt))
+        workspace.ensure_conversation(_first_question(chat.messages))
     except (StorageError, OSError) as exc:
         chat.set_error(f"The conversation could not be saved: {exc}")
-        return
     if prompt is not None:
-        try:
-            # Into the session first: if storage fails, the message is still on screen and retried.
-            chat.add_message(ChatMessage(role="user", content=prompt))
-            workspace.ensure_conversation(prompt)
-        except (StorageError, OSError) as exc:
-            chat.set_error(f"Your message could not be saved: {exc}")
         with st.chat_message("user", avatar=USER_AVATAR):
             st.markdown(prompt)
-        if chat.error is not None:
-            return
+    if chat.error is not None:
+        return
     workspace.agent.set_context(workspace.context(assets))
     with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
         box = st.status("Asking the assistant…", expanded=True)
@@ -140,7 +143,8 @@ def _run(workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], p
 def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[MediaAsset]) -> None:
     """The chat column. ``assistant`` is ``None`` when the route client cannot be built at all."""
     state = workspace.state
-    render_header(workspace)
+    messages = workspace.chat.messages
+    render_header(workspace, messages)
     prompt = state.pop(_PENDING_PROMPT, None)
     retry = bool(state.pop(_PENDING_RETRY, False))
     running = assistant is not None and (prompt is not None or retry)
@@ -153,7 +157,6 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
         disabled=running or assistant is None,
     )
     with history:
-        messages = workspace.chat.messages
         if not messages and not running:
             st.caption(
                 "Ask the assistant about the project's media — for example “What is said in this clip?”. "

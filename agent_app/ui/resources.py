@@ -14,13 +14,13 @@ import streamlit as st
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.plugins import build_tool_registry, enabled_tool_names
 from agent_app.registry import ToolRegistry
-from agent_app.storage import SqliteStorage, Storage, data_dir_setting
+from agent_app.storage import SqliteStorage, Storage, data_dir_setting, open_storage
 from agent_app.types import ChatClient
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _storage_at(path: str) -> SqliteStorage:
-    return SqliteStorage(Path(path))
+    return open_storage(Path(path))
 
 
 def get_storage() -> Storage:

@@ -76,7 +76,6 @@ def render_page() -> None:
         if registry_problem is not None:
             st.error(registry_problem, icon=":material/extension_off:")
 
-    assets = workspace.assets()  # the sidebar's callbacks may have changed them
     left, right = st.columns([5, 6], gap="large")
     with left:
         st.header(escape_markdown(project.name), anchor=False)
