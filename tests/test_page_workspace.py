@@ -188,3 +188,11 @@ def test_file_names_are_shown_literally(data_dir: Path, clip: bytes) -> None:
     at.sidebar.file_uploader[0].upload("![pic](x) *loud* <b>.mp4", clip, "video/mp4").run()
     listed = "\n".join(texts(at.sidebar.markdown))
     assert "**!\\[pic\\](x) \\*loud\\* \\<b\\>.mp4**" in listed
+
+
+def test_unusable_data_directory_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    configure_env(monkeypatch, blocked / "data", None)
+    at = new_page()
+    assert "cannot be used (setting AGENT_DATA_DIR)" in texts(at.main.error)[0]

@@ -12,7 +12,7 @@ import streamlit as st
 from agent_app.llm_config import llm_status
 from agent_app.plugins import ToolConfigurationError
 from agent_app.registry import ToolRegistry
-from agent_app.storage import ProjectMediaLibrary
+from agent_app.storage import ProjectMediaLibrary, StorageError, data_dir_setting
 from agent_app.stores import SessionState
 from agent_app.types import ToolEnvironment
 from agent_app.ui import player, sidebar
@@ -59,7 +59,15 @@ def _registry() -> tuple[ToolRegistry, str | None]:
 def render_page() -> None:
     st.set_page_config(page_title=PAGE_TITLE, page_icon=":material/movie_edit:", layout="wide")
     state = st.session_state
-    workspace = Workspace(state, get_storage())
+    try:
+        storage = get_storage()
+    except (StorageError, OSError) as exc:
+        st.error(
+            f"The data directory `{data_dir_setting()}` cannot be used (setting AGENT_DATA_DIR): {exc}",
+            icon=":material/database_off:",
+        )
+        st.stop()
+    workspace = Workspace(state, storage)
     sync_from_url(workspace, state)
     project = workspace.project()
     write_url(workspace, state)
