@@ -229,6 +229,25 @@ def test_gemini_backend_uses_the_llm_settings_of_a_gemini_provider(
     assert result["text"] == "Beep."
 
 
+def test_gemini_busy_service_is_retried(fake_llm: FakeLLMServer, tone_video: Path) -> None:
+    fake_llm.gemini.push(error_reply(503, "overloaded"), error_reply(429, "slow down"),
+                         gemini_answer([{"startSeconds": 1.0, "endSeconds": 1.4, "text": "Beep."}]))  # fmt: skip
+    backend = GeminiTranscriptionBackend(
+        TranscribeSettings("gemini", model="gemini-2.5-flash", api_key=SECRET, base_url=fake_llm.gemini_base_url),
+        retry_delay_s=0.01,
+    )
+    result = backend.transcribe(extract_audio(tone_video), None, lambda fraction: None)
+    assert len(fake_llm.gemini.requests) == 3 and [s.text for s in result.segments] == ["Beep."]
+
+
+def test_openai_busy_service_is_retried(fake_llm: FakeLLMServer, workspace: Workspace,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    use_openai(monkeypatch, fake_llm, "whisper-1")
+    fake_llm.transcription.push(error_reply(503, "busy", retry_after_ms=1), transcription_reply("Ok."))
+    assert run_transcribe_tool({}, workspace.env())["text"] == "Ok."
+    assert len(fake_llm.transcription.requests) == 2
+
+
 def test_gemini_answer_that_is_not_a_transcript_is_a_clear_error(
     fake_llm: FakeLLMServer, tone_video: Path
 ) -> None:

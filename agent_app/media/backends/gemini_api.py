@@ -23,6 +23,7 @@ from agent_app.media.transcript import TranscriptSegment
 
 CHUNK_SECONDS = 600.0
 TIMEOUT_MS = 300_000
+RETRY_ATTEMPTS = 3
 
 PROMPT = (
     "Transcribe the speech in this audio verbatim, in the language spoken. Split it into segments of one "
@@ -51,10 +52,17 @@ class GeminiTranscriptionBackend:
 
     name = "gemini"
 
-    def __init__(self, settings: TranscribeSettings, *, chunk_seconds: float = CHUNK_SECONDS) -> None:
+    def __init__(
+        self, settings: TranscribeSettings, *, chunk_seconds: float = CHUNK_SECONDS, retry_delay_s: float = 1.0
+    ) -> None:
         self.model = settings.model or ""
         self._chunk_seconds = chunk_seconds
-        options = types.HttpOptions(timeout=TIMEOUT_MS, base_url=settings.base_url)
+        # 429 and 5xx are retried with exponential backoff: a long file is many requests, and one busy
+        # moment of the service should not throw away the chunks already transcribed.
+        retry = types.HttpRetryOptions(
+            attempts=RETRY_ATTEMPTS, initial_delay=retry_delay_s, max_delay=retry_delay_s * 16, jitter=retry_delay_s
+        )
+        options = types.HttpOptions(timeout=TIMEOUT_MS, base_url=settings.base_url, retry_options=retry)
         self._client = genai.Client(api_key=settings.api_key, http_options=options)
 
     def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
