@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import functools
 import threading
+import uuid
 from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, TypeAlias, TypeVar, cast
 
 from google import genai
 from google.genai import types as gt
@@ -39,13 +40,13 @@ from agent_app.providers.base import (
     describe_failure,
     synthesize_call_id,
 )
-from agent_app.types import ChatMessage, ParameterType, ToolCall, ToolResult, ToolSchema
+from agent_app.types import ChatMessage, ParameterType, ToolCall, ToolParameter, ToolResult, ToolSchema
 
 T = TypeVar("T")
 
 METADATA_KEY = "gemini"
 """``provider_metadata[METADATA_KEY] = {"content": <the model Content as JSON>, "callIds": {ours: Gemini's
-id or None}}``."""
+id or None}, "turnId": <key of the already-validated Content in the adapter's cache>}``."""
 
 _SCHEMA_TYPES: dict[ParameterType, gt.Type] = {
     "string": gt.Type.STRING,
@@ -69,16 +70,6 @@ _FAILED_FINISH_REASONS = frozenset(
 _RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
 
 
-@functools.lru_cache(maxsize=256)
-def _declaration(schema_json: str) -> gt.FunctionDeclaration:
-    return tool_schema_to_gemini(ToolSchema.model_validate_json(schema_json))
-
-
-def declarations(schemas: list[ToolSchema]) -> list[gt.FunctionDeclaration]:
-    """The schemas' declarations, each built once (the same tools are offered on every request)."""
-    return [_declaration(schema.model_dump_json()) for schema in schemas]
-
-
 def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
     """A ``FunctionDeclaration`` whose parameters carry the declared types; none when there are none.
 
@@ -98,6 +89,35 @@ def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
         name=schema.name,
         description=schema.description,
         parameters=gt.Schema(type=gt.Type.OBJECT, properties=properties, required=required or None),
+    )
+
+
+_SchemaKey: TypeAlias = tuple[str, str, tuple[tuple[str, ParameterType, bool, str], ...]]
+
+
+def _schema_key(schema: ToolSchema) -> _SchemaKey:
+    parameters = tuple((p.key, p.type, p.required, p.description) for p in schema.parameters)
+    return (schema.name, schema.description, parameters)
+
+
+@functools.lru_cache(maxsize=64)
+def request_config(instruction: str, tools: tuple[_SchemaKey, ...]) -> gt.GenerateContentConfig:
+    """The request's config: system instruction, declarations, automatic function calling off. Built once
+    per prompt and tool set (a tool loop sends the same ones every time; building costs ~50 µs)."""
+    declarations = [
+        tool_schema_to_gemini(
+            ToolSchema(
+                name=name,
+                description=description,
+                parameters=[ToolParameter(key=k, type=t, required=r, description=d) for k, t, r, d in parameters],
+            )
+        )
+        for name, description, parameters in tools
+    ]
+    return gt.GenerateContentConfig(
+        system_instruction=instruction or None,
+        tools=[gt.Tool(function_declarations=declarations)] if declarations else None,
+        automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True),
     )
 
 
@@ -123,11 +143,14 @@ class ConversionCache:
         if hit is not None and hit[0] == source:
             return cast(T, hit[1])
         value = build()
+        self.put(key, source, value)
+        return value
+
+    def put(self, key: str, source: object, value: object) -> None:
         with self._lock:
             self._items[key] = (source, value)
             while len(self._items) > self._size:
                 self._items.pop(next(iter(self._items)))
-        return value
 
 
 def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None], cache: ConversionCache) -> gt.Content:
@@ -139,7 +162,8 @@ def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None], cach
         call_ids = stored.get("callIds")
         if isinstance(call_ids, dict):
             gemini_ids.update({str(k): (str(v) if v else None) for k, v in call_ids.items()})
-        return cache.get(f"turn:{message.id}", raw, partial(gt.Content.model_validate, raw))
+        key = f"turn:{stored.get('turnId') or message.id}"
+        return cache.get(key, raw, partial(gt.Content.model_validate, raw))
     for call in message.tool_calls or []:
         gemini_ids[call.id] = None
     return cache.get(f"rebuilt:{message.id}", message, partial(_rebuilt_turn, message))
@@ -206,7 +230,9 @@ def messages_to_gemini(
     return contents, system_texts
 
 
-def response_to_provider(response: gt.GenerateContentResponse) -> ProviderChatResponse:
+def response_to_provider(
+    response: gt.GenerateContentResponse, cache: ConversionCache | None = None
+) -> ProviderChatResponse:
     """The first candidate as our response; no candidate, a failed finish reason or an empty turn raise
     :class:`ProviderError`."""
     if not response.candidates:
@@ -231,10 +257,11 @@ def response_to_provider(response: gt.GenerateContentResponse) -> ProviderChatRe
     if not calls and not texts:
         raise ProviderError(f"Gemini returned an empty answer (finish_reason={candidate.finish_reason})")
     assert candidate.content is not None  # parts were found above
-    stored = {
-        "content": candidate.content.model_dump(mode="json", exclude_none=True),
-        "callIds": call_ids,
-    }
+    turn_id = uuid.uuid4().hex
+    content_json = candidate.content.model_dump(mode="json", exclude_none=True)
+    if cache is not None:  # the next request replays this turn: no need to validate it again
+        cache.put(f"turn:{turn_id}", content_json, candidate.content)
+    stored = {"content": content_json, "callIds": call_ids, "turnId": turn_id}
     return ProviderChatResponse(
         content="".join(texts),
         tool_calls=calls or None,
@@ -269,14 +296,9 @@ class GeminiAdapter(ProviderAdapter):
     def chat(self, params: ProviderChatParams) -> ProviderChatResponse:
         contents, system_texts = messages_to_gemini(params.messages, self._cache)
         instruction = "\n\n".join(text for text in [params.system_prompt, *system_texts] if text)
-        tools = [gt.Tool(function_declarations=declarations(params.tool_schemas))] if params.tool_schemas else None
-        config = gt.GenerateContentConfig(
-            system_instruction=instruction or None,
-            tools=tools,
-            automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True),
-        )
+        config = request_config(instruction, tuple(_schema_key(schema) for schema in params.tool_schemas))
         try:
             response = self.client.models.generate_content(model=self.config.model, contents=contents, config=config)
         except Exception as exc:  # every SDK, transport and parse failure is a provider error
             raise ProviderError(describe_failure(exc, [self.config.api_key])) from exc
-        return response_to_provider(response)
+        return response_to_provider(response, self._cache)
