@@ -300,3 +300,17 @@ def test_cached_turns_follow_changed_metadata(gemini_llm: FakeLLMServer) -> None
     _chat(user, changed, ChatMessage(role="user", content="again"))
     sent = _wire(gemini_llm)["contents"][1]["parts"][0]["thoughtSignature"]
     assert base64.urlsafe_b64decode(sent) == b"2nd"
+
+
+def test_unusable_stored_metadata_falls_back_to_our_fields(gemini_llm: FakeLLMServer) -> None:
+    call = ToolCall(id="c1", name="transcribe_video", args={"assetId": "a1"})
+    broken = {"gemini": {"content": {"parts": "not a list"}, "callIds": {"c1": "gem-1"}}}
+    history = [
+        ChatMessage(role="user", content="Transcribe"),
+        ChatMessage(role="assistant", tool_calls=[call], provider_metadata=broken),
+        ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name=call.name, result="ok")),
+    ]
+    assert _chat(*history, tools=[TRANSCRIBE]).content == "fake reply"
+    contents = _wire(gemini_llm)["contents"]
+    assert contents[1]["parts"] == [{"functionCall": {"name": "transcribe_video", "args": {"assetId": "a1"}}}]
+    assert contents[2]["parts"] == [{"functionResponse": {"name": "transcribe_video", "response": {"output": "ok"}}}]

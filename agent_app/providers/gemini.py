@@ -30,6 +30,7 @@ from typing import Any, TypeAlias, TypeVar, cast
 
 from google import genai
 from google.genai import types as gt
+from pydantic import ValidationError
 
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import (
@@ -155,15 +156,21 @@ class ConversionCache:
 
 def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None], cache: ConversionCache) -> gt.Content:
     """The assistant turn: Gemini's own ``Content`` when stored, else rebuilt from our fields (a turn
-    from another provider; no ids, since those are ours and Gemini matches by name and order)."""
+    from another provider, or stored metadata that is not a valid ``Content``; no ids then, since those
+    are ours and Gemini matches by name and order)."""
     stored = _stored_turn(message)
     if stored is not None and isinstance(stored.get("content"), dict):
         raw = stored["content"]
-        call_ids = stored.get("callIds")
-        if isinstance(call_ids, dict):
-            gemini_ids.update({str(k): (str(v) if v else None) for k, v in call_ids.items()})
         key = f"turn:{stored.get('turnId') or message.id}"
-        return cache.get(key, raw, partial(gt.Content.model_validate, raw))
+        try:
+            content: gt.Content | None = cache.get(key, raw, partial(gt.Content.model_validate, raw))
+        except ValidationError:
+            content = None
+        if content is not None:
+            call_ids = stored.get("callIds")
+            if isinstance(call_ids, dict):
+                gemini_ids.update({str(k): (str(v) if v else None) for k, v in call_ids.items()})
+            return content
     for call in message.tool_calls or []:
         gemini_ids[call.id] = None
     return cache.get(f"rebuilt:{message.id}", message, partial(_rebuilt_turn, message))
