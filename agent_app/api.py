@@ -162,7 +162,16 @@ def handle_chat_request(request: ChatRequest, tool_schemas: Sequence[ToolSchema]
     """Configuration → adapter → system prompt + tool schemas → provider call → 200 or 502.
 
     ``tool_schemas`` defaults to the enabled tools' (the page passes its own registry's, the same set).
+    Never raises: whatever escapes the steps below is logged and answered 502.
     """
+    try:
+        return _handle(request, tool_schemas)
+    except Exception as exc:  # noqa: BLE001 - the handler's contract: a JSON status, never an exception
+        logger.error("agent route failed: %s", describe_failure(exc, _known_secrets()))
+        return _error(502, PROVIDER_ERROR)
+
+
+def _handle(request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None) -> ApiResult:
     try:
         config = load_llm_config()
         adapter = get_adapter(config)
