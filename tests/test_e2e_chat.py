@@ -107,6 +107,7 @@ def test_malformed_arguments_are_answered_and_the_model_recovers(openai_llm: Fak
     assert second.error is None
     second_request = openai_llm.chat.requests[1].json["messages"]
     assert json.loads(second_request[-1]["content"])["error"] == first.error
+    assert second_request[-2]["tool_calls"][0]["function"]["arguments"] == '{"oops":'  # replayed as written
 
 
 def test_unknown_tool_is_answered_and_the_model_recovers(openai_llm: FakeLLMServer) -> None:

@@ -63,14 +63,27 @@ def tool_result_text(result: ToolResult) -> str:
     return _to_json(payload)
 
 
+METADATA_KEY = "openai-compatible"
+"""``provider_metadata[METADATA_KEY] = {"rawArguments": {call id: the unreadable arguments string}}``: a
+call whose arguments could not be parsed is replayed as the model wrote it, so the model sees its own
+mistake next to the error it caused."""
+
+
+def _raw_arguments(message: ChatMessage) -> dict[str, Any]:
+    metadata = (message.provider_metadata or {}).get(METADATA_KEY)
+    raw = metadata.get("rawArguments") if isinstance(metadata, dict) else None
+    return raw if isinstance(raw, dict) else {}
+
+
 def _assistant_message(message: ChatMessage) -> ChatCompletionMessageParam:
     if not message.tool_calls:
         return {"role": "assistant", "content": message.content}
+    raw = _raw_arguments(message) if message.provider_metadata else {}
     calls: list[ChatCompletionMessageFunctionToolCallParam] = [
         {
             "id": call.id,
             "type": "function",
-            "function": {"name": call.name, "arguments": _to_json(call.args)},
+            "function": {"name": call.name, "arguments": str(raw.get(call.id, "")) or _to_json(call.args)},
         }
         for call in message.tool_calls
     ]
@@ -127,6 +140,7 @@ def completion_to_response(completion: object) -> ProviderChatResponse:
     if message is None:
         raise ProviderError("the response's first choice has no message")
     calls: list[ToolCall] = []
+    unreadable: dict[str, str] = {}
     seen: set[str] = set()
     for wire_call in message.tool_calls or []:
         function = getattr(wire_call, "function", None)
@@ -136,10 +150,13 @@ def completion_to_response(completion: object) -> ProviderChatResponse:
         seen.add(call_id)
         args, error = parse_arguments(function.arguments)
         calls.append(ToolCall(id=call_id, name=function.name, args=args, arguments_error=error))
+        if error is not None:
+            unreadable[call_id] = str(function.arguments)
     content = message.content or getattr(message, "refusal", None) or ""  # a refusal is the model's answer
     if not calls and not content.strip():
         raise ProviderError(f"the response is empty (finish_reason={completion.choices[0].finish_reason})")
-    return ProviderChatResponse(content=content, tool_calls=calls or None)
+    metadata = {METADATA_KEY: {"rawArguments": unreadable}} if unreadable else None
+    return ProviderChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata)
 
 
 class OpenAICompatibleAdapter(ProviderAdapter):
