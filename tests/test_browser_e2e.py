@@ -64,3 +64,19 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
     # The model saw the uploaded asset, and the tool result went back to it.
     assert "harbour.mp4" in fake_llm.chat.requests[0].json["messages"][0]["content"]
     assert fake_llm.chat.last.json["messages"][-1]["role"] == "tool"
+
+
+def test_click_during_a_run_keeps_the_answer_and_applies_the_click(
+    browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.chat.push(delayed(openai_text("A slow but complete answer."), 3.0))
+    with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
+        page = open_page(browser, server.base_url)
+        page.get_by_text("Add or rename a scene").click()
+        ask(page, "Take your time")
+        expect(page.get_by_text("Asking the assistant…")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.get_by_role("button", name="Add scene").click()  # reruns the page while the model answers
+        expect(page.get_by_text("A slow but complete answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_test_id("stSidebar").get_by_text("Scene 1", exact=True)).to_be_visible()
+        expect(page.get_by_text("did not finish")).to_have_count(0)
+    assert len(fake_llm.chat.requests) == 1

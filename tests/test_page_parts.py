@@ -3,7 +3,10 @@ and the formats of durations and sizes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from streamlit.runtime.scriptrunner import RerunData, RerunException
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Progress
 
@@ -12,6 +15,7 @@ from agent_app.ui.chat_history import group_turns, visible_slice
 from agent_app.ui.formatting import escape_markdown, format_duration, format_elapsed, format_size
 from agent_app.ui.live_status import status_label
 from agent_app.ui.recovery import is_unanswered, unfinished_calls
+from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.tool_cards import card_label
 
 
@@ -134,3 +138,47 @@ def test_unfinished_calls_and_unanswered_conversations() -> None:
 def test_escape_markdown_keeps_names_literal() -> None:
     assert escape_markdown("clip_1 (final).mp4") == "clip_1 (final).mp4"
     assert escape_markdown("![x](http://e) *b* `c` $m$ <i>") == "!\\[x\\](http://e) \\*b\\* \\`c\\` \\$m\\$ \\<i\\>"
+
+
+class _YieldingState(dict[str, Any]):
+    """A session state that, like Streamlit's, raises a pending rerun request at the next access."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests = 0
+
+    def _yield(self) -> None:
+        if self.requests:
+            self.requests -= 1
+            raise RerunException(RerunData())
+
+    def __getitem__(self, key: str) -> Any:
+        self._yield()
+        return super().__getitem__(key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._yield()
+        super().__setitem__(key, value)
+
+
+def test_a_rerun_request_during_a_run_is_held_and_raised_after_it() -> None:
+    deferral = RerunDeferral()
+    state = _YieldingState()
+    view = DeferringState(state, deferral)
+    state.requests = 2  # two clicks arrive while the run writes
+    view["answer"] = "stored"
+    assert state["answer"] == "stored"  # the write went through despite them
+    assert view["answer"] == "stored"
+    assert deferral.pending is not None
+    with pytest.raises(RerunException):
+        deferral.release()
+    deferral.release()  # nothing left to raise
+
+
+def test_held_block_is_cut_short_but_the_request_kept() -> None:
+    deferral = RerunDeferral()
+    reached: list[str] = []
+    with deferral.hold():
+        raise RerunException(RerunData())
+    reached.append("after")
+    assert reached == ["after"] and deferral.pending is not None

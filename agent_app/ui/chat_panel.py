@@ -22,6 +22,7 @@ from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_hist
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.live_status import LiveStatus
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
+from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.workspace import Workspace
 
 PROMPT_KEY = "chat_prompt"
@@ -108,8 +109,15 @@ def _first_question(messages: list[ChatMessage]) -> str:
     return next((m.content for m in messages if m.role == "user"), "")
 
 
-def _run(workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None) -> None:
-    """Append the user's message (if any) and run the orchestrator with a live status box."""
+def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None) -> None:
+    """Take the queued request, append the user's message (if any) and run the orchestrator with a
+    live status box; then rerun the page (with any click made meanwhile, see :mod:`rerun_guard`)."""
+    deferral = RerunDeferral()
+    # The run's view of the session: the same session state and storage, but a click meeting any
+    # access is held until the run is over instead of cutting it short.
+    workspace = Workspace(DeferringState(session.state, deferral), session.storage)
+    workspace.state.pop(_PENDING_PROMPT, None)
+    workspace.state.pop(_PENDING_RETRY, None)
     chat = workspace.chat
     chat.set_error(None)  # a new attempt: the last one's error no longer applies
     try:
@@ -120,14 +128,18 @@ def _run(workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], p
         workspace.ensure_conversation(_first_question(chat.messages))
     except (StorageError, OSError) as exc:
         chat.set_error(f"The conversation could not be saved: {exc}")
-    if prompt is not None:
-        with st.chat_message("user", avatar=USER_AVATAR):
-            st.markdown(prompt)
-    if chat.error is not None:
-        return
-    workspace.agent.set_context(workspace.context(assets))
-    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
-        box = st.status("Asking the assistant…", expanded=True)
+    with deferral.hold():
+        if prompt is not None:
+            with st.chat_message("user", avatar=USER_AVATAR):
+                st.markdown(prompt)
+    if chat.error is None:
+        workspace.agent.set_context(workspace.context(assets))
+        box = None
+        for _ in range(3):  # a held request fails the call that met it; the next call goes through
+            with deferral.hold(), st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+                box = st.status("Asking the assistant…", expanded=True)
+            if box is not None:
+                break
         orchestrator = Orchestrator(
             assistant.client,
             assistant.registry,
@@ -135,9 +147,11 @@ def _run(workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], p
             workspace.agent,
             media=ProjectMediaLibrary(workspace.storage, workspace.project().id),
             data_dir=workspace.storage.data_dir,
-            listener=LiveStatus(box),
+            listener=LiveStatus(box, deferral),
         )
         orchestrator.run()
+    deferral.release()
+    st.rerun()
 
 
 def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[MediaAsset]) -> None:
@@ -145,8 +159,10 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
     state = workspace.state
     messages = workspace.chat.messages
     render_header(workspace, messages)
-    prompt = state.pop(_PENDING_PROMPT, None)
-    retry = bool(state.pop(_PENDING_RETRY, False))
+    # Read, not taken: if a click reruns the page before the run starts, the request survives.
+    pending = state.get(_PENDING_PROMPT)
+    prompt = None if pending is None else str(pending)
+    retry = bool(state.get(_PENDING_RETRY, False))
     running = assistant is not None and (prompt is not None or retry)
     history = st.container(height=HISTORY_HEIGHT, border=False)
     st.chat_input(
@@ -164,8 +180,7 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
             )
         render_history(state, messages)
         if running and assistant is not None:
-            _run(workspace, assistant, assets, prompt)
-            st.rerun()
+            _run(workspace, assistant, assets, prompt)  # ends with a rerun
         _render_notices(workspace, messages)
 
 
