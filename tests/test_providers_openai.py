@@ -190,6 +190,12 @@ def test_provider_failures_raise_provider_error_without_the_key(openai_llm: Fake
     assert CANARY_API_KEY not in str(caught.value)
 
 
+def test_a_404_hints_at_the_base_url(openai_llm: FakeLLMServer) -> None:
+    openai_llm.chat.push(error_reply(404, "404 page not found"))  # what Ollama says without /v1
+    with pytest.raises(ProviderError, match="LLM_BASE_URL"):
+        _chat()
+
+
 def test_429_is_retried_then_succeeds(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
     llm_env.setenv("LLM_MAX_RETRIES", "2")
     openai_llm.chat.push(error_reply(429, retry_after_ms=1), error_reply(503, retry_after_ms=1), openai_text("ok"))

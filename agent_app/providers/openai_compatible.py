@@ -184,5 +184,8 @@ class OpenAICompatibleAdapter(ProviderAdapter):
                 tools=tools if tools else openai.omit,
             )
         except Exception as exc:  # every SDK, transport and parse failure is a provider error
-            raise ProviderError(describe_failure(exc, [self.config.api_key])) from exc
+            cause = describe_failure(exc, [self.config.api_key])
+            if isinstance(exc, openai.NotFoundError):  # the usual local-server mistake, worth a hint in the log
+                cause += " (check LLM_BASE_URL, which usually ends in /v1, and LLM_MODEL)"
+            raise ProviderError(cause) from exc
         return completion_to_response(completion)
