@@ -47,6 +47,7 @@ def test_live_status_names_the_running_tool_and_its_progress() -> None:
     status = at.status[0]
     assert status.label == "Running transcribe_video…"
     assert status.state == "running"
+    assert status.proto.expanded  # open while it runs
     assert "Calling **transcribe_video**" in status.markdown[0].value
     bars = [(p.value, p.proto.text) for p in status.get("progress") if isinstance(p, Progress)]
     assert bars == [(50, "transcribe_video: Transcribing 1/2")]
@@ -57,6 +58,7 @@ def test_live_status_completes_and_drops_the_progress_bar() -> None:
     status = at.status[0]
     assert status.label == "Done"
     assert status.state == "complete"
+    assert not status.proto.expanded
     assert "transcribe_video finished in 0.9 s" in status.markdown[1].value
     assert not status.get("progress")
 

@@ -48,13 +48,16 @@ class LiveStatus:
             return
         state = "error" if status == "error" else ("complete" if status == "idle" else "running")
         with self._deferral.hold():
-            self._box.update(label=status_label(status, active_tool), state=state)
+            # ``expanded`` every time: an update without it folds the box in the browser.
+            self._box.update(label=status_label(status, active_tool), state=state, expanded=state == "running")
 
     def on_message(self, message: ChatMessage) -> None:
         if self._box is None:
             return
         with self._deferral.hold():
             if message.role == "assistant" and message.tool_calls:
+                if message.content:
+                    self._box.markdown(message.content)
                 for call in message.tool_calls:
                     self._box.markdown(f":material/build: Calling **{escape_markdown(call.name)}**")
             elif message.role == "tool" and message.tool_result is not None:
