@@ -71,13 +71,15 @@ def _when(timestamp_ms: int) -> str:
     return datetime.fromtimestamp(timestamp_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def render_header(workspace: Workspace, messages: list[ChatMessage]) -> None:
-    """Title of the open conversation, "New chat", and the list of the project's conversations."""
+def render_header(workspace: Workspace, messages: list[ChatMessage], asking: str | None = None) -> None:
+    """Title of the open conversation (or of the one ``asking`` is starting), "New chat", and the list of
+    the project's conversations."""
     conversations = workspace.conversations()
     current = next((c for c in conversations if c.id == workspace.conversation_id), None)
     title_col, button_col = st.columns([3, 1], vertical_alignment="center")
     with title_col:
-        st.subheader(escape_markdown(current.title) if current and current.title else "New chat", anchor=False)
+        title = current.title if current is not None and current.title else (asking or _first_question(messages))
+        st.subheader(escape_markdown(title) if title else "New chat", anchor=False)
     with button_col:
         st.button(
             "New chat",
@@ -158,10 +160,10 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
     """The chat column. ``assistant`` is ``None`` when the route client cannot be built at all."""
     state = workspace.state
     messages = workspace.chat.messages
-    render_header(workspace, messages)
     # Read, not taken: if a click reruns the page before the run starts, the request survives.
     pending = state.get(_PENDING_PROMPT)
     prompt = None if pending is None else str(pending)
+    render_header(workspace, messages, prompt)
     retry = bool(state.get(_PENDING_RETRY, False))
     running = assistant is not None and (prompt is not None or retry)
     history = st.container(height=HISTORY_HEIGHT, border=False)
