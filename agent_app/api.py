@@ -21,11 +21,14 @@ import functools
 import hmac
 import ipaddress
 import logging
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
@@ -36,7 +39,7 @@ from agent_app.prompt import build_system_prompt
 from agent_app.providers import get_adapter
 from agent_app.providers.base import ProviderChatParams, ProviderError, describe_failure
 from agent_app.settings import read_int, read_str
-from agent_app.types import ChatRequest, ToolSchema
+from agent_app.types import ChatMessage, ChatRequest, ToolSchema
 
 ROUTE_PATH = "/api/agent/chat"
 DEFAULT_MAX_BODY_BYTES = 2_000_000
@@ -68,13 +71,47 @@ def _error(status: int, message: str, **extra: Any) -> ApiResult:
 
 
 def is_loopback(host: str | None) -> bool:
-    """Whether ``host`` is a loopback address (``127.0.0.0/8``, ``::1``); names and ``None`` are not."""
+    """Whether ``host`` is a loopback address (``127.0.0.0/8``, ``::1``, and ``::ffff:127.0.0.1``, which is
+    how a dual-stack socket reports an IPv4 loopback client); names and ``None`` are not."""
     if not host:
         return False
     try:
-        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
+        address = ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
         return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def _is_loopback_name(host: str) -> bool:
+    """Whether a ``Host`` header's name is this machine: ``localhost``, a loopback address, or the
+    machine's own host name (Debian maps it to 127.0.1.1). A DNS-rebinding page has a name of its own."""
+    name = host.strip().lower().rstrip(".")
+    return name in ("localhost", socket.gethostname().lower()) or name.endswith(".localhost") or is_loopback(name)
+
+
+def _cross_site(lowered: Mapping[str, str]) -> str | None:
+    """Why a request that reached us from loopback still did not come from a local client of ours, or
+    ``None``.
+
+    Loopback alone is not enough: any web page open in the owner's browser can POST here (a form or a
+    ``fetch`` with a ``text/plain`` body needs no CORS preflight), and a DNS-rebinding page does it under
+    a name of its own that resolves to 127.0.0.1. Browsers announce both: an ``Origin`` that is not this
+    server, ``Sec-Fetch-Site: cross-site``, or a ``Host`` that is not a loopback name. Non-browser clients
+    (httpx, curl, the page's own client) send none of these or matching ones.
+    """
+    host = lowered.get("host", "")
+    hostname = urlsplit(f"//{host}").hostname if host else None
+    if hostname is not None and not _is_loopback_name(hostname):
+        return "the Host header is not a loopback name"
+    fetch_site = lowered.get("sec-fetch-site", "").strip().lower()
+    if fetch_site and fetch_site not in ("same-origin", "none"):
+        return f"Sec-Fetch-Site is {fetch_site}"
+    origin = lowered.get("origin")
+    if origin is not None and (urlsplit(origin.strip()).netloc.lower() != host.strip().lower() or not host):
+        return "the Origin is not this server"
+    return None
 
 
 def authorize(headers: Mapping[str, str], client_host: str | None) -> ApiResult | None:
@@ -97,6 +134,9 @@ def authorize(headers: Mapping[str, str], client_host: str | None) -> ApiResult 
         )
     if not is_loopback(client_host) or any(name in lowered for name in FORWARDING_HEADERS):
         return _error(403, "Forbidden: without AGENT_API_TOKEN only loopback clients may use this route")
+    reason = _cross_site(lowered)
+    if reason is not None:
+        return _error(403, f"Forbidden: a cross-site request ({reason}); set AGENT_API_TOKEN for other clients")
     return None
 
 
@@ -124,18 +164,61 @@ def _validation_failure(problems: list[tuple[str, str]]) -> ApiResult:
     )
 
 
+def conversation_problems(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    """What makes ``messages`` a history no provider accepts, as ``(field, message)`` pairs.
+
+    OpenAI and Gemini both reject a tool result that answers no call of the assistant turn right before
+    it, and an assistant turn whose calls are not all answered before the conversation goes on. Such a
+    history is the client's mistake, so it gets a 400 naming the message instead of a provider's 400
+    reported as a 502. The orchestrator never sends one: it answers every call, even of a cut-off run.
+    """
+    problems: list[tuple[str, str]] = []
+    open_calls: dict[str, str] = {}  # id -> field of the call, for the turn being answered
+    for index, message in enumerate(messages):
+        if message.role == "tool":
+            if message.tool_result is None:
+                problems.append((f"messages[{index}].toolResult", "required for a message with role 'tool'"))
+            elif open_calls.pop(message.tool_result.tool_call_id, None) is None:
+                problems.append(
+                    (
+                        f"messages[{index}].toolResult.toolCallId",
+                        "answers no unanswered tool call of the assistant message before it",
+                    )
+                )
+            continue
+        problems.extend((name, "has no tool result before the next message") for name in open_calls.values())
+        open_calls = {}
+        for position, call in enumerate(message.tool_calls or []):
+            name = f"messages[{index}].toolCalls[{position}].id"
+            if message.role != "assistant":
+                problems.append((f"messages[{index}].toolCalls", "only assistant messages may carry tool calls"))
+                break
+            if call.id in open_calls:
+                problems.append((name, "repeats the id of another call of the same message"))
+            open_calls[call.id] = name
+    problems.extend((name, "has no tool result") for name in open_calls.values())
+    return problems
+
+
 def parse_chat_request(body: bytes) -> ChatRequest | ApiResult:
-    """The validated request, or the 400 naming what is wrong (JSON syntax, shape, types)."""
+    """The validated request, or the 400 naming what is wrong (JSON syntax, shape, types, a history no
+    provider would accept).
+
+    ``NaN`` and ``Infinity`` are refused (they are not JSON; Python would send them on to the provider as
+    invalid JSON); duplicate keys keep the last value, as in every JSON parser we talk to.
+    """
     try:
-        request = ChatRequest.model_validate_json(body)
+        data = from_json(body, allow_inf_nan=False)
+    except ValueError as exc:
+        return _validation_failure([("body", f"Invalid JSON: {exc}")])
+    try:
+        request = ChatRequest.model_validate(data)
     except ValidationError as exc:
         return _validation_failure([(_field_path(tuple(e["loc"])), e["msg"]) for e in exc.errors()])
     problems: list[tuple[str, str]] = []
     if not request.messages:
         problems.append(("messages", "must contain at least one message"))
-    for index, message in enumerate(request.messages):
-        if message.role == "tool" and message.tool_result is None:
-            problems.append((f"messages[{index}].toolResult", "required for a message with role 'tool'"))
+    problems.extend(conversation_problems(request.messages))
     return _validation_failure(problems) if problems else request
 
 

@@ -56,7 +56,9 @@ def _hello(**extra: Any) -> bytes:
 def http(openai_llm: FakeLLMServer) -> Iterator[TestClient]:
     """The route on a bare Starlette app, called as a loopback client."""
     app = Starlette(routes=[Route(ROUTE_PATH, chat_endpoint, methods=["POST"])])
-    with TestClient(app, client=("127.0.0.1", 40000), raise_server_exceptions=False) as client:
+    with TestClient(
+        app, base_url="http://127.0.0.1:8501", client=("127.0.0.1", 40000), raise_server_exceptions=False
+    ) as client:
         yield client
 
 
