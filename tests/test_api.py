@@ -303,8 +303,8 @@ def test_build_system_prompt_describes_workspace_and_tools() -> None:
     for expected in [
         '"proj-7"',
         '"scene-2"',
-        'id "asset-a1": interview.mp4 (video, duration 1:35.250) (active, shown in the player)',
-        'id "asset-b2": voiceover.wav (audio, duration unknown)',
+        'id "asset-a1": "interview.mp4" (video, duration 1:35.250) (active, shown in the player)',
+        'id "asset-b2": "voiceover.wav" (audio, duration unknown)',
         "Playhead position: 1:01.500 (61500 ms)",
         "- transcribe_video: Transcribe the speech of a video.",
         "assetId (string, optional) — The asset to transcribe",
