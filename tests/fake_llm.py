@@ -39,7 +39,8 @@ Scripting — each endpoint (``server.chat``, ``server.gemini``, ``server.transc
 Builders: :func:`openai_text`, :func:`openai_tool_calls` + :func:`tool_call` (``arguments`` may be a raw
 string to send malformed JSON), :func:`gemini_text`, :func:`gemini_function_calls` + :func:`gemini_call`,
 :func:`gemini_response` (any candidates / finish reason), :func:`transcription_reply`, :func:`error_reply`,
-:func:`raw_reply`, :func:`hang`, :func:`delayed`; :func:`openai_faults` names the usual fault matrix. A
+:func:`json_reply` (a verbatim body, e.g. a real provider payload), :func:`raw_reply`, :func:`hang`,
+:func:`delayed`; :func:`openai_faults` names the usual fault matrix. A
 queue item is a :class:`Reply` or a callable ``(RecordedRequest) -> Reply``.
 
 Recording — every request is appended to ``server.requests`` and to its endpoint's ``.requests`` as a
@@ -321,6 +322,11 @@ def error_reply(status: int, message: str = "fake provider error", retry_after_m
         status=status,
         headers=headers,
     )
+
+
+def json_reply(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    """``payload`` exactly as given (a whole provider response or error body), with extra headers."""
+    return _json_reply(payload, status, tuple((headers or {}).items()))
 
 
 def raw_reply(body: bytes, status: int = 200, content_type: str = "application/json") -> Reply:

@@ -134,14 +134,27 @@ def test_arbitrary_bytes_over_http_get_a_json_answer(http: TestClient, body: byt
         (b'{"messages":[{"role":"user","content":"\xff\xfe"}]}', 400, "body"),
         (b'{"messages":[{"role":"user","content":"hi"}],"messages":[]}', 400, "messages"),
         (b'{"messages":{"role":"user","content":"hi"}}', 400, "messages"),
-        (b'{"messages":[{"role":"user","content":"hi"}],"context":{"projectId":"p","playbackTimeMs":-1}}', 400,
-         "context.playbackTimeMs"),
+        (
+            b'{"messages":[{"role":"user","content":"hi"}],"context":{"projectId":"p","playbackTimeMs":-1}}',
+            400,
+            "context.playbackTimeMs",
+        ),
         (b'{"messages":[{"role":"wizard","content":"hi"}]}', 400, "messages[0].role"),
         (b"\xef\xbb\xbf" + _body({"messages": [_user()]}), 400, "body"),
         (b"", 400, "body"),
     ],
-    ids=["nested-arrays", "nested-objects", "lone-surrogate", "invalid-utf8", "duplicate-keys", "messages-object",
-         "negative-playhead", "unknown-role", "utf8-bom", "empty"],
+    ids=[
+        "nested-arrays",
+        "nested-objects",
+        "lone-surrogate",
+        "invalid-utf8",
+        "duplicate-keys",
+        "messages-object",
+        "negative-playhead",
+        "unknown-role",
+        "utf8-bom",
+        "empty",
+    ],
 )
 def test_hostile_bodies_get_400_naming_the_field(
     openai_llm: FakeLLMServer, body: bytes, status: int, field: str
@@ -188,14 +201,26 @@ def test_huge_strings_and_many_messages_stay_within_the_limit(openai_llm: FakeLL
         ([_user(), _calls("c1", "c2"), _result("c1"), _user("go on")], ["messages[1].toolCalls[1].id"]),
         ([_user(), _calls("c1"), _result("c2")], ["messages[2].toolResult.toolCallId", "messages[1].toolCalls[0].id"]),
         ([_user(), _calls("c1"), _result("c1"), _result("c1")], ["messages[3].toolResult.toolCallId"]),
-        ([_user(), _calls("c1", "c1"), _result("c1"), _result("c1")],
-         ["messages[1].toolCalls[1].id", "messages[3].toolResult.toolCallId"]),
-        ([_user(), _calls("c1"), _user("hm"), _result("c1")],
-         ["messages[1].toolCalls[0].id", "messages[3].toolResult.toolCallId"]),
+        (
+            [_user(), _calls("c1", "c1"), _result("c1"), _result("c1")],
+            ["messages[1].toolCalls[1].id", "messages[3].toolResult.toolCallId"],
+        ),
+        (
+            [_user(), _calls("c1"), _user("hm"), _result("c1")],
+            ["messages[1].toolCalls[0].id", "messages[3].toolResult.toolCallId"],
+        ),
         ([{**_user(), "toolCalls": [{"id": "c1", "name": "transcribe_video"}]}], ["messages[0].toolCalls"]),
     ],
-    ids=["result-without-call", "call-without-result", "half-answered", "wrong-id", "answered-twice",
-         "duplicate-call-ids", "result-after-a-user-message", "user-with-tool-calls"],
+    ids=[
+        "result-without-call",
+        "call-without-result",
+        "half-answered",
+        "wrong-id",
+        "answered-twice",
+        "duplicate-call-ids",
+        "result-after-a-user-message",
+        "user-with-tool-calls",
+    ],
 )
 def test_histories_providers_reject_get_400(openai_llm: FakeLLMServer, messages: list[Any], fields: list[str]) -> None:
     result = handle_chat_body(_body({"messages": messages}))
@@ -338,14 +363,19 @@ def test_raw_socket_abuse_on_the_real_server(fake_llm: FakeLLMServer, tmp_path: 
         assert shorter.startswith(b"HTTP/1.1 400"), shorter[:200]
         longer = raw(head + f"Content-Length: {len(hello) + 50}\r\n\r\n".encode() + hello)
         assert b"500" not in longer.split(b"\r\n", 1)[0]
-        chunked = head + b"Transfer-Encoding: chunked\r\n\r\n" + b"".join(
-            b"%x\r\n%s\r\n" % (5000, b"x" * 5000) for _ in range(6)
-        ) + b"0\r\n\r\n"
+        chunked = (
+            head
+            + b"Transfer-Encoding: chunked\r\n\r\n"
+            + b"".join(b"%x\r\n%s\r\n" % (5000, b"x" * 5000) for _ in range(6))
+            + b"0\r\n\r\n"
+        )
         assert raw(chunked).startswith(b"HTTP/1.1 413")
         huge = raw(head + b"Content-Length: 99999999999999999999999\r\n\r\n")
         assert b"500" not in huge.split(b"\r\n", 1)[0]
         assert raw(b"\x00\xff garbage\r\n\r\n").split(b"\r\n", 1)[0][9:12] != b"500"
-        evil = httpx.post(f"{server.base_url}/api/agent/chat", content=hello, headers={"Origin": "https://evil.example"})
+        evil = httpx.post(
+            f"{server.base_url}/api/agent/chat", content=hello, headers={"Origin": "https://evil.example"}
+        )
         assert evil.status_code == 403
         ok = httpx.post(f"{server.base_url}/api/agent/chat", content=hello, timeout=30)
         assert ok.status_code == 200 and ok.json()["content"] == "still here"

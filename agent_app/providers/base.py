@@ -67,6 +67,11 @@ class ProviderAdapter(ABC):
         """One model request; raise :class:`ProviderError` on any failure."""
 
 
+CUT_OFF_NOTE = "\n\n[The answer was cut off: the model reached its output length limit.]"
+"""Appended to a partial answer the provider stopped for length (OpenAI ``length``, Gemini ``MAX_TOKENS``):
+the text is worth showing, but never as if it were complete."""
+
+
 def synthesize_call_id() -> str:
     """A unique tool-call id for providers that send none: ``call_`` + 32 hex (37 characters of
     ``[A-Za-z0-9_]``, within every provider's id rules)."""
@@ -95,6 +100,9 @@ def describe_failure(exc: BaseException, secrets: Iterable[str]) -> str:
         seen.add(id(current))
         status = getattr(current, "status_code", None) or getattr(current, "code", None)
         label = type(current).__name__ + (f"[{status}]" if isinstance(status, int) else "")
+        code = getattr(current, "code", None)  # OpenAI's machine-readable cause, e.g. context_length_exceeded
+        if isinstance(code, str) and code:
+            label += f" (code {code})"
         message = " ".join(str(current).split())[:300]
         parts.append(f"{label}: {message}" if message else label)
         current = current.__cause__ or current.__context__

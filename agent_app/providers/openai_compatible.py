@@ -9,11 +9,17 @@ Local servers differ from OpenAI in small ways this adapter absorbs rather than 
 * Arguments are a JSON *string* the model wrote; when it is not a JSON object the call is returned with
   ``arguments_error`` set, so the orchestrator answers it with an error the model can act on instead of
   the whole request failing.
+* A server still speaking the deprecated ``functions`` protocol answers with ``function_call``: it becomes a
+  tool call with a synthesized id (and is replayed as one, which every such server also accepts).
+* Vendor extras (``reasoning_content``, ``x_groq``, ``provider``...) are ignored: reasoning is not the answer.
+* Text stopped by ``finish_reason: "length"`` is returned with :data:`CUT_OFF_NOTE`; a 200 whose body is an
+  ``{"error": ...}`` (OpenRouter does this) is a :class:`ProviderError` carrying that error's message.
 """
 
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import openai
@@ -26,6 +32,7 @@ from openai.types.chat import (
 
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import (
+    CUT_OFF_NOTE,
     ProviderAdapter,
     ProviderChatParams,
     ProviderChatResponse,
@@ -132,17 +139,32 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     return parsed, None
 
 
+def _no_choices(completion: object) -> ProviderError:
+    """The error for a body without choices, quoting the ``error`` some servers put in a 200 body."""
+    if not isinstance(completion, ChatCompletion):
+        kind = type(completion).__name__
+        return ProviderError(f"the response is not a chat completion ({kind}: {completion!r:.200})")
+    error = (completion.model_extra or {}).get("error")
+    if isinstance(error, dict):
+        error = error.get("message") or error
+    return ProviderError(f"the response has no choices: {error}" if error else "the response has no choices")
+
+
 def completion_to_response(completion: object) -> ProviderChatResponse:
     """The SDK's completion as our response; an answer with nothing in it is a :class:`ProviderError`."""
     if not isinstance(completion, ChatCompletion) or not completion.choices:
-        raise ProviderError("the response has no choices")
-    message = completion.choices[0].message
+        raise _no_choices(completion)
+    choice = completion.choices[0]
+    message = choice.message
     if message is None:
         raise ProviderError("the response's first choice has no message")
     calls: list[ToolCall] = []
     unreadable: dict[str, str] = {}
     seen: set[str] = set()
-    for wire_call in message.tool_calls or []:
+    wire_calls: list[Any] = list(message.tool_calls or [])
+    if not wire_calls and getattr(message, "function_call", None) is not None:
+        wire_calls = [SimpleNamespace(id=None, function=message.function_call)]  # the legacy protocol
+    for wire_call in wire_calls:
         function = getattr(wire_call, "function", None)
         if function is None or not getattr(function, "name", None):
             continue
@@ -154,7 +176,9 @@ def completion_to_response(completion: object) -> ProviderChatResponse:
             unreadable[call_id] = str(function.arguments)
     content = message.content or getattr(message, "refusal", None) or ""  # a refusal is the model's answer
     if not calls and not content.strip():
-        raise ProviderError(f"the response is empty (finish_reason={completion.choices[0].finish_reason})")
+        raise ProviderError(f"the response is empty (finish_reason={choice.finish_reason})")
+    if choice.finish_reason == "length" and content.strip():
+        content += CUT_OFF_NOTE
     metadata = {METADATA_KEY: {"rawArguments": unreadable}} if unreadable else None
     return ProviderChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata)
 
