@@ -12,7 +12,9 @@ What Gemini needs that OpenAI does not, and why it is done this way:
 * The model turn is replayed exactly as Gemini returned it, thought signatures included, from
   ``provider_metadata`` (Gemini 3 rejects a replayed function call without its signature).
 * All results of one model turn go back in one ``Content``.
-* Empty candidates and finish reasons such as ``MALFORMED_FUNCTION_CALL`` are failures, not empty answers.
+* Empty candidates and finish reasons such as ``MALFORMED_FUNCTION_CALL`` are failures, not empty answers;
+  so are blocked answers (``SAFETY``, ``RECITATION``...), even with some text before the block. Text stopped
+  by ``MAX_TOKENS`` is returned with :data:`~agent_app.providers.base.CUT_OFF_NOTE`.
 
 ``LLM_BASE_URL`` is ignored (the spec); the SDK's own ``GOOGLE_GEMINI_BASE_URL`` still applies, which is
 how tests reach the fake server. google-genai has no timeout and no retries unless given: both come from
@@ -34,6 +36,7 @@ from pydantic import ValidationError
 
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import (
+    CUT_OFF_NOTE,
     ProviderAdapter,
     ProviderChatParams,
     ProviderChatResponse,
@@ -65,6 +68,13 @@ _FAILED_FINISH_REASONS = frozenset(
         gt.FinishReason.TOO_MANY_TOOL_CALLS,
         gt.FinishReason.MISSING_THOUGHT_SIGNATURE,
         gt.FinishReason.MALFORMED_RESPONSE,
+        # Blocked output: whatever text came before the block is not an answer the user should get as one.
+        gt.FinishReason.SAFETY,
+        gt.FinishReason.RECITATION,
+        gt.FinishReason.BLOCKLIST,
+        gt.FinishReason.PROHIBITED_CONTENT,
+        gt.FinishReason.SPII,
+        gt.FinishReason.MODEL_ARMOR,
     }
 )
 
@@ -269,8 +279,11 @@ def response_to_provider(
     if cache is not None:  # the next request replays this turn: no need to validate it again
         cache.put(f"turn:{turn_id}", content_json, candidate.content)
     stored = {"content": content_json, "callIds": call_ids, "turnId": turn_id}
+    text = "".join(texts)
+    if candidate.finish_reason == gt.FinishReason.MAX_TOKENS and text.strip():
+        text += CUT_OFF_NOTE
     return ProviderChatResponse(
-        content="".join(texts),
+        content=text,
         tool_calls=calls or None,
         provider_metadata={METADATA_KEY: stored},
     )
