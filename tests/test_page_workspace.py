@@ -196,3 +196,24 @@ def test_unusable_data_directory_is_explained(tmp_path: Path, monkeypatch: pytes
     configure_env(monkeypatch, blocked / "data", None)
     at = new_page()
     assert "cannot be used (setting AGENT_DATA_DIR)" in texts(at.main.error)[0]
+
+
+def test_same_named_assets_and_projects_can_each_be_picked(data_dir: Path, clip: bytes) -> None:
+    """The browser returns a picker's label; two records with one name must still be told apart."""
+    at = new_page()
+    at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
+    at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
+    storage = SqliteStorage(data_dir)
+    first, second = (asset.id for asset in storage.list_assets(at.query_params["project"]))
+    picker = at.selectbox(key="player_asset")
+    assert [picker.format_func(option) for option in picker.options] == ["clip.mp4", "clip.mp4 (2)"]
+    picker.set_value(first).run()
+    assert at.session_state["ws.active_asset_id"] == first
+    at.number_input(key="player_playhead_s").set_value(2.0).run()
+    assert at.session_state["ws.active_asset_id"] == first and at.session_state["ws.playhead_ms"] == 2000
+    assert second != first
+    original = at.query_params["project"]
+    at.sidebar.text_input(key="sidebar_new_project").input(storage.list_projects()[0].name)
+    at.sidebar.button(key="sidebar_create_project").click().run()
+    at.sidebar.selectbox(key="sidebar_project").select(original).run()
+    assert at.query_params["project"] == original

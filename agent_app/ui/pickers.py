@@ -2,6 +2,10 @@
 
 The widget's value is set from the workspace before each draw (a choice made elsewhere, a reload,
 another project, must show), and a user's pick is handed to ``on_pick`` in the widget callback.
+
+The browser sends a selectbox's or radio's choice back as its *label*, and Streamlit maps a label to
+the last option showing it; two records with the same name (the same clip uploaded twice, two
+projects called "Test") would pick the wrong one. Labels are therefore made unique first.
 """
 
 from __future__ import annotations
@@ -17,6 +21,20 @@ def _picked(key: str, on_pick: Callable[[str | None], None]) -> None:
     on_pick(value if isinstance(value, str) else None)
 
 
+def unique_labels(names: Mapping[str, str]) -> dict[str, str]:
+    """id -> label, with `` (2)``, `` (3)``… after a name already used by an earlier record."""
+    labels: dict[str, str] = {}
+    used: set[str] = set()
+    for record_id, name in names.items():
+        label, count = name, 1
+        while label in used:
+            count += 1
+            label = f"{name} ({count})"
+        used.add(label)
+        labels[record_id] = label
+    return labels
+
+
 def pick_by_id(
     widget: Callable[..., Any],
     label: str,
@@ -28,11 +46,12 @@ def pick_by_id(
     **options: Any,
 ) -> None:
     """Draw ``widget`` (``st.selectbox``/``st.radio``) over ``names`` (id -> name) showing ``current``."""
+    labels = unique_labels(names)
     st.session_state[key] = current
     widget(
         label,
-        options=list(names),
-        format_func=lambda record_id: names.get(record_id, record_id),
+        options=list(labels),
+        format_func=lambda record_id: labels.get(record_id, record_id),
         key=key,
         on_change=_picked,
         args=(key, on_pick),
