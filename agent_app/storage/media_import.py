@@ -28,15 +28,33 @@ MIME_BY_EXTENSION: dict[str, str] = {
     "webm": "video/webm",
     "mkv": "video/x-matroska",
     "m4a": "audio/mp4",
+    "m4v": "video/mp4",
+    "3gp": "video/3gpp",
+    "ts": "video/mp2t",
+    "mts": "video/mp2t",
+    "m2ts": "video/mp2t",
     "mp3": "audio/mpeg",
     "wav": "audio/wav",
+    "ogg": "audio/ogg",
+    "oga": "audio/ogg",
+    "opus": "audio/ogg",
+    "flac": "audio/flac",
+    "aac": "audio/aac",
 }
-"""The upload types the page accepts, and the MIME type each is served with."""
+"""The upload types the page accepts, and the MIME type each is served with. Phones record MP4/MOV/3GP,
+screen recorders MP4/MKV/WebM, camcorders MPEG-TS (.mts/.m2ts), podcasts and voice notes MP3/M4A/Ogg/Opus/
+FLAC/WAV; browsers cannot play every one of them, but all are transcribed (PyAV reads them)."""
 
 ALLOWED_EXTENSIONS: tuple[str, ...] = tuple(MIME_BY_EXTENSION)
 
 # Video containers holding only sound are served as audio, so the browser shows an audio player.
-_AUDIO_MIME_OF_VIDEO_CONTAINER = {"mp4": "audio/mp4", "webm": "audio/webm", "mkv": "audio/x-matroska"}
+_AUDIO_MIME_OF_VIDEO_CONTAINER = {
+    "mp4": "audio/mp4",
+    "m4v": "audio/mp4",
+    "3gp": "audio/3gpp",
+    "webm": "audio/webm",
+    "mkv": "audio/x-matroska",
+}
 
 # Demuxers that read still images: FFmpeg opens a PNG as a one-frame "video", which is not media.
 _IMAGE_FORMAT_MARKERS = ("image2", "_pipe", "gif", "apng", "webp")
