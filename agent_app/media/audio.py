@@ -18,20 +18,26 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import av
 import av.error
 import numpy as np
 
 from agent_app.media.chunking import FloatArray, rechunk
+from agent_app.media.downmix import downmix
+from agent_app.media.stream_choice import choose_audio_stream
 
 SAMPLE_RATE = 16_000
 """What every transcriber here consumes: 16 kHz mono float32 in [-1, 1]."""
 
 _TRUNCATION_TOLERANCE_S = 1.0
 """Audio ending this much earlier than the stream declares means the file is cut short."""
-
+_GAP_S = 0.1
+"""A frame starting this much later than the previous one ended leaves a hole (damaged data skipped, a
+paused recording): it is filled with silence so later words keep their times."""
+_REPORTED_HOLE_S = 0.5
+"""Holes this long are worth telling the user about."""
 
 
 class MediaError(Exception):
@@ -61,6 +67,11 @@ class MediaInfo:
     sample_rate: int
     channels: int
     codec: str
+    stream_index: int = 0
+    """Which of the file's audio streams (0-based among audio streams) is transcribed."""
+    audio_streams: int = 1
+    origin_s: float = 0.0
+    """The media's start time: time 0 in a player (MPEG-TS and some MP4s start at a large timestamp)."""
 
 
 @dataclass(frozen=True)
@@ -140,15 +151,19 @@ def _reason(exc: av.error.FFmpegError) -> str:
     return str(getattr(exc, "strerror", None) or type(exc).__name__)
 
 
-def _info(container: av.container.InputContainer) -> MediaInfo:
+def _info(container: av.container.InputContainer, path: Path | None = None) -> MediaInfo:
     if not container.streams:
         # An MP4 whose index (moov) was never written or got cut off opens with no streams at all.
         raise UnreadableMediaError("the file is damaged or incomplete: it holds no readable audio or video streams")
     if not container.streams.audio:
         raise NoAudioStreamError("the file has no audio stream, so there is no speech to transcribe")
-    stream = container.streams.audio[0]
+    index = choose_audio_stream(container)
+    stream = container.streams.audio[index]
     audio_s = _seconds(stream.duration, stream.time_base)
+    if path is not None and (container.format.name or "") == "wav":
+        audio_s = _wav_declared_s(path, stream) or audio_s
     container_s = container.duration / av.time_base if container.duration is not None else None
+    origin_s = container.start_time / av.time_base if container.start_time else 0.0
     duration_s = container_s if container_s is not None else audio_s
     codec = stream.codec_context
     return MediaInfo(
@@ -157,13 +172,36 @@ def _info(container: av.container.InputContainer) -> MediaInfo:
         sample_rate=int(codec.sample_rate or 0),
         channels=int(codec.channels or 0),
         codec=str(codec.name),
+        stream_index=index,
+        audio_streams=len(container.streams.audio),
+        origin_s=max(0.0, origin_s),
     )
+
+
+def _wav_declared_s(path: Path, stream: av.AudioStream) -> float | None:
+    """The length a WAV header promises. FFmpeg quietly shortens a WAV to the bytes present, so a copy
+    cut short would otherwise look complete; streaming writers put 0 or 0xFFFFFFFF there (unknown)."""
+    with path.open("rb") as handle:
+        head = handle.read(1 << 16)
+    if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        return None
+    position = 12
+    while position + 8 <= len(head):
+        chunk, size = head[position : position + 4], int.from_bytes(head[position + 4 : position + 8], "little")
+        if chunk == b"data":
+            codec = stream.codec_context
+            block = (codec.channels or 0) * (codec.format.bytes if codec.format is not None else 0)
+            if size in (0, 0xFFFFFFFF) or block <= 0 or not codec.sample_rate:
+                return None
+            return size / block / codec.sample_rate
+        position += 8 + size + (size & 1)
+    return None
 
 
 def probe_media(path: Path) -> MediaInfo:
     """Duration and audio format of ``path``; raises a :class:`MediaError` subclass when unusable."""
     with _open(path) as container:
-        return _info(container)
+        return _info(container, path)
 
 
 class _SampleSink:
@@ -184,6 +222,11 @@ class _SampleSink:
     @property
     def done(self) -> bool:
         return self._end is not None and self._start + self.count >= self._end
+
+    def skip_to(self, time_s: float) -> None:
+        """The next samples belong at ``time_s`` (after a hole); the hole becomes silence."""
+        if self._next is not None:
+            self._next = max(self._next, round(time_s * SAMPLE_RATE))
 
     def add(self, samples: FloatArray, time_s: float | None) -> None:
         if self._next is None:
@@ -212,19 +255,25 @@ class AudioSource:
     """The audio of a media file (or of ``[start_ms, end_ms)``), decoded lazily as it is consumed.
 
     Opening probes the file, so a missing, unreadable or silent-only file fails here, before any work;
-    damage further in surfaces while iterating. Only the first audio stream is demuxed; video packets are
-    never decoded, and only the current piece of audio is held in memory.
+    damage further in surfaces while iterating. One audio stream is decoded (see
+    :mod:`agent_app.media.stream_choice`); video packets are read past (their times tell a cut file from
+    one whose audio simply ends early) but never decoded, and only the current piece of audio is held in
+    memory. A packet that fails to decode is skipped and its time recorded in :attr:`damaged_at_ms`.
     """
 
     def __init__(self, path: Path, start_ms: int | None = None, end_ms: int | None = None) -> None:
         self.path = path
         with _open(path) as container:
-            self.info = _info(container)
+            self.info = _info(container, path)
         self._start_s = max(0, start_ms or 0) / 1000
         self._end_s = end_ms / 1000 if end_ms is not None else None
         self._expected_end_s = _expected_end_s(self.info, self._end_s)
         self.decoded_ms = 0
         """How much audio the last iteration delivered."""
+        self.damaged_at_ms: list[int] = []
+        """Media times where the last iteration met packets it could not decode (skipped)."""
+        self.holes_ms: list[tuple[int, int]] = []
+        """``(start, end)`` stretches of at least half a second the stream had no audio for (filled with silence)."""
 
     @property
     def start_ms(self) -> int:
@@ -241,39 +290,75 @@ class AudioSource:
 
     def blocks(self, on_progress: Callable[[float], None] | None = None) -> Iterator[FloatArray]:
         """16 kHz mono float32 blocks in order, aligned to the media's timeline (gaps before the first
-        frame padded with silence). Raises a :class:`MediaError` when the file turns out damaged."""
+        frame and holes between frames padded with silence). Raises a :class:`MediaError` when the file
+        turns out cut short or unreadable; single undecodable packets are skipped and recorded."""
+        origin = self.info.origin_s
+        self.damaged_at_ms = []
+        self.holes_ms = []
         with _open(self.path) as container:
-            stream = container.streams.audio[0]
+            stream = container.streams.audio[self.info.stream_index]
             stream.codec_context.thread_type = "AUTO"
             if self._start_s > 0 and stream.time_base is not None:
                 # Seek to the keyframe before the start; the sink trims the samples before it.
-                container.seek(int(self._start_s / stream.time_base), stream=stream, backward=True)
+                container.seek(int((self._start_s + origin) / stream.time_base), stream=stream, backward=True)
             sink = _SampleSink(self._start_s, self._end_s)
-            resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
+            layout = "mono" if (stream.codec_context.channels or 1) == 1 else "stereo"
+            resampler = av.AudioResampler(format="fltp", layout=layout, rate=SAMPLE_RATE)
             span_s = max((self._expected_end_s or self._start_s) - self._start_s, 1e-3)
-            try:
-                for packet in container.demux(stream):
-                    for frame in packet.decode():
-                        time_s = _seconds(frame.pts, frame.time_base)
-                        for out in resampler.resample(frame):
-                            sink.add(_mono(out), time_s)
-                            time_s = None
-                    yield from sink.drain()
-                    if on_progress is not None and self._expected_end_s:
-                        on_progress(min(1.0, max(0.0, (sink.position_s - self._start_s) / span_s)))
-                    if sink.done:
-                        break
-                else:
-                    for out in resampler.resample(None):
-                        sink.add(_mono(out), None)
-                    yield from sink.drain()
-            except av.error.FFmpegError as exc:
-                raise UnreadableMediaError(
-                    f"the audio could not be decoded after {sink.position_s:.1f} s ({_reason(exc)}); "
-                    "the file is probably damaged"
-                ) from exc
+            packets = container.demux(*container.streams)
+            last_packet_end_s = 0.0
+            expected_s: float | None = None
+            while not sink.done:
+                try:
+                    packet = next(packets)
+                except StopIteration:
+                    break
+                except av.error.FFmpegError as exc:
+                    raise UnreadableMediaError(
+                        f"the file could not be read after {sink.position_s:.1f} s ({_reason(exc)}); "
+                        "it is probably damaged or cut short"
+                    ) from exc
+                last_packet_end_s = max(last_packet_end_s, _packet_end_s(packet, origin))
+                if packet.stream.index != stream.index:
+                    continue  # video, subtitles, other audio: only their times matter
+                try:
+                    frames = stream.decode(packet)
+                except av.error.FFmpegError:
+                    self.damaged_at_ms.append(round(sink.position_s * 1000))
+                    continue
+                for frame in frames:
+                    expected_s = self._place(frame, expected_s, sink, resampler)
+                yield from sink.drain()
+                if on_progress is not None and self._expected_end_s:
+                    on_progress(min(1.0, max(0.0, (sink.position_s - self._start_s) / span_s)))
+            else:
+                last_packet_end_s = float("inf")  # stopped at the requested end: nothing can be missing
+            for out in resampler.resample(None):
+                sink.add(_mono(out), None)
+            yield from sink.drain()
         self.decoded_ms = round(sink.count * 1000 / SAMPLE_RATE)
-        _check_complete(self.info, self._start_s, self._expected_end_s, sink.count)
+        if self.damaged_at_ms and sink.count == 0:
+            raise UnreadableMediaError("the audio could not be decoded at all; the file is probably damaged")
+        _check_complete(self.info, self._start_s, self._expected_end_s, sink.count, last_packet_end_s)
+
+    def _place(
+        self, frame: av.AudioFrame, expected_s: float | None, sink: _SampleSink, resampler: av.AudioResampler
+    ) -> float | None:
+        """Resample ``frame`` into ``sink`` at its time, after silence for any hole since the previous
+        frame ended (``expected_s``); returns where this frame ends."""
+        time_s = _seconds(frame.pts, frame.time_base)
+        time_s = time_s - self.info.origin_s if time_s is not None else None
+        if time_s is not None and expected_s is not None and time_s - expected_s > _GAP_S:
+            sink.skip_to(time_s)
+            if time_s - expected_s >= _REPORTED_HOLE_S:
+                self.holes_ms.append((round(expected_s * 1000), round(time_s * 1000)))
+        for out in resampler.resample(frame):
+            sink.add(_mono(out), time_s)
+            time_s = None
+        start_s = _seconds(frame.pts, frame.time_base)
+        if start_s is None:
+            return expected_s
+        return start_s - self.info.origin_s + frame.samples / (frame.sample_rate or SAMPLE_RATE)
 
     def chunks(self, max_chunk_s: float, search_s: float) -> Iterator[AudioChunk]:
         for begin, piece in rechunk(self.blocks(), SAMPLE_RATE, max_chunk_s, search_s):
@@ -303,8 +388,16 @@ def extract_audio(
 
 
 def _mono(frame: av.AudioFrame) -> FloatArray:
-    """A resampled (packed float, mono) frame as a flat float32 array."""
-    return np.asarray(frame.to_ndarray(), dtype=np.float32).reshape(-1)
+    """A resampled (planar float, mono or stereo) frame as one mono float32 array."""
+    return downmix(np.asarray(frame.to_ndarray(), dtype=np.float32))
+
+
+def _packet_end_s(packet: av.Packet[Any], origin_s: float) -> float:
+    """Where a packet's content ends on the media's timeline (0 when it carries no time)."""
+    stamp = packet.pts if packet.pts is not None else packet.dts
+    if stamp is None or packet.time_base is None:
+        return 0.0
+    return float((stamp + (packet.duration or 0)) * packet.time_base) - origin_s
 
 
 def _expected_end_s(info: MediaInfo, end_s: float | None) -> float | None:
@@ -315,12 +408,18 @@ def _expected_end_s(info: MediaInfo, end_s: float | None) -> float | None:
     return min(end_s, declared_s) if declared_s is not None else end_s
 
 
-def _check_complete(info: MediaInfo, start_s: float, expected_end_s: float | None, count: int) -> None:
+def _check_complete(
+    info: MediaInfo, start_s: float, expected_end_s: float | None, count: int, last_packet_end_s: float
+) -> None:
     """A file whose audio stops well before its declared end was cut short: say so rather than
-    return half a transcript that looks complete."""
-    if expected_end_s is None or info.audio_duration_ms is None:
+    return half a transcript that looks complete. When only the container declares a length (WebM,
+    Matroska), the audio may legitimately end before the video: then the file is cut only if no stream
+    at all reaches the end."""
+    if expected_end_s is None:
         return
     got_end_s = start_s + count / SAMPLE_RATE
+    if info.audio_duration_ms is None:
+        got_end_s = max(got_end_s, last_packet_end_s)
     if expected_end_s - got_end_s > max(_TRUNCATION_TOLERANCE_S, 0.05 * (expected_end_s - start_s)):
         raise TruncatedMediaError(
             f"the file is incomplete: its audio stops at {got_end_s:.1f} s but should last until "
