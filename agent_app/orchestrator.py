@@ -15,6 +15,12 @@ The failure rules, which the spec draws between two kinds of error:
 
 Everything appended goes to both the local history (what the next request sends) and the chat
 store (what the page shows and storage keeps), in the same order.
+
+Bounds: :data:`MAX_ITERATIONS` round trips, :data:`MAX_CALLS_PER_ROUND` calls run per model turn,
+:data:`MAX_RESULT_CHARS` of JSON per result. There is deliberately no per-tool timeout: a Python thread
+cannot be stopped, so a "timed out" tool would go on transcribing in the background while the model is
+told it failed, and a long video legitimately takes minutes; a stuck run is ended by the user (a rerun or
+stop interrupts it and every open call is answered, see :meth:`Orchestrator._tool_round`).
 """
 
 from __future__ import annotations
@@ -58,6 +64,12 @@ MAX_RESULT_CHARS = 100_000
 """Largest tool result (as JSON text) sent back to the model: about 25k tokens. A bigger one would
 crowd the model's context window and every later request of the run; the tool gets an error that
 asks for a narrower call instead (``transcribe_video`` can take a ``startMs``/``endMs`` range)."""
+
+MAX_CALLS_PER_ROUND = 10
+"""Tool calls run per model turn; the rest of a bigger turn are answered with an error without running.
+The iteration cap bounds round trips, not calls: a model asking for 50 transcriptions at once would keep
+the user waiting for minutes. Every call still gets an answer (providers require one per call), and the
+model can ask again for what it still needs."""
 
 SUMMARY_CHARS = 200
 """Longest error text quoted in a tool message's human-readable ``content``."""
@@ -103,9 +115,12 @@ class Orchestrator:
         listener: OrchestratorListener | None = None,
         max_iterations: int = MAX_ITERATIONS,
         max_result_chars: int = MAX_RESULT_CHARS,
+        max_calls_per_round: int = MAX_CALLS_PER_ROUND,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
+        if max_calls_per_round < 1:
+            raise ValueError("max_calls_per_round must be at least 1")
         self.client = client
         self.registry = registry
         self.chat = chat
@@ -115,6 +130,7 @@ class Orchestrator:
         self.listener = listener
         self.max_iterations = max_iterations
         self.max_result_chars = max_result_chars
+        self.max_calls_per_round = max_calls_per_round
         self._lock = threading.Lock()
 
     # -- the loop --------------------------------------------------------------------------------
@@ -184,7 +200,10 @@ class Orchestrator:
             self._append(history, message)
             self._set_status("processing")
             while pending:
-                result = self._resolve(pending[0], context)
+                if len(calls) - len(pending) < self.max_calls_per_round:
+                    result = self._resolve(pending[0], context)
+                else:
+                    result = self._over_cap(pending[0], len(calls))
                 pending.pop(0)
                 self._append(history, ChatMessage(role="tool", content=summarize(result), tool_result=result))
         except BaseException as exc:
@@ -202,8 +221,9 @@ class Orchestrator:
         for call in calls:
             result = ToolResult(tool_call_id=call.id, name=call.name, error=reason)
             try:
-                history.append(self.chat.add_message(ChatMessage(role="tool", content=summarize(result),
-                                                                 tool_result=result)))
+                history.append(
+                    self.chat.add_message(ChatMessage(role="tool", content=summarize(result), tool_result=result))
+                )
             except Exception:
                 logger.warning("Could not record the abandoned call %s", call.id, exc_info=True)
 
@@ -223,6 +243,14 @@ class Orchestrator:
         return response
 
     # -- one tool call ---------------------------------------------------------------------------
+
+    def _over_cap(self, call: ToolCall, asked: int) -> ToolResult:
+        return ToolResult(
+            tool_call_id=call.id,
+            name=call.name,
+            error=f"Not run: at most {self.max_calls_per_round} tool calls run per turn and {asked} were asked "
+            "for; call again for the ones you still need",
+        )
 
     def _resolve(self, call: ToolCall, context: AgentContext | None) -> ToolResult:
         """Validate and run one call; every failure becomes the result's ``error``."""

@@ -72,6 +72,13 @@ CUT_OFF_NOTE = "\n\n[The answer was cut off: the model reached its output length
 the text is worth showing, but never as if it were complete."""
 
 
+def history_call_ids(messages: Iterable[ChatMessage]) -> set[str]:
+    """Every tool-call id already in the conversation. A returned call must not reuse one: servers that
+    number calls per response (``call_0`` every turn) would otherwise give two turns the same id, and the
+    page matches results (cards, recovery of an interrupted run) to calls by id across the conversation."""
+    return {call.id for message in messages for call in message.tool_calls or []}
+
+
 def synthesize_call_id() -> str:
     """A unique tool-call id for providers that send none: ``call_`` + 32 hex (37 characters of
     ``[A-Za-z0-9_]``, within every provider's id rules)."""

@@ -42,6 +42,7 @@ from agent_app.providers.base import (
     ProviderChatResponse,
     ProviderError,
     describe_failure,
+    history_call_ids,
     synthesize_call_id,
 )
 from agent_app.types import ChatMessage, ParameterType, ToolCall, ToolParameter, ToolResult, ToolSchema
@@ -248,10 +249,11 @@ def messages_to_gemini(
 
 
 def response_to_provider(
-    response: gt.GenerateContentResponse, cache: ConversionCache | None = None
+    response: gt.GenerateContentResponse, cache: ConversionCache | None = None, taken: set[str] | None = None
 ) -> ProviderChatResponse:
     """The first candidate as our response; no candidate, a failed finish reason or an empty turn raise
-    :class:`ProviderError`."""
+    :class:`ProviderError`. Gemini's call id is ours too unless it is missing, repeated or in ``taken``
+    (the history's ids); the turn's metadata keeps Gemini's id either way."""
     if not response.candidates:
         feedback = response.prompt_feedback
         reason = feedback.block_reason if feedback is not None else None
@@ -268,7 +270,8 @@ def response_to_provider(
         if function_call is None or not function_call.name:
             continue
         gemini_id = function_call.id or None
-        call_id = gemini_id if gemini_id and gemini_id not in call_ids else synthesize_call_id()
+        reused = gemini_id in call_ids or (taken is not None and gemini_id in taken)
+        call_id = gemini_id if gemini_id and not reused else synthesize_call_id()
         call_ids[call_id] = gemini_id
         calls.append(ToolCall(id=call_id, name=function_call.name, args=dict(function_call.args or {})))
     if not calls and not texts:
@@ -321,4 +324,4 @@ class GeminiAdapter(ProviderAdapter):
             response = self.client.models.generate_content(model=self.config.model, contents=contents, config=config)
         except Exception as exc:  # every SDK, transport and parse failure is a provider error
             raise ProviderError(describe_failure(exc, [self.config.api_key])) from exc
-        return response_to_provider(response, self._cache)
+        return response_to_provider(response, self._cache, history_call_ids(params.messages))

@@ -5,7 +5,8 @@ Local servers differ from OpenAI in small ways this adapter absorbs rather than 
 
 * ``finish_reason`` is unreliable (some say ``stop`` next to tool calls), so tool calls are read from the
   presence of ``tool_calls`` only.
-* Call ids may be empty (``""``) or repeated; those are replaced by synthesized unique ids.
+* Call ids may be empty (``""``) or repeated, within a response or across turns (``call_0`` every time);
+  those are replaced by synthesized unique ids.
 * Arguments are a JSON *string* the model wrote; when it is not a JSON object the call is returned with
   ``arguments_error`` set, so the orchestrator answers it with an error the model can act on instead of
   the whole request failing.
@@ -38,6 +39,7 @@ from agent_app.providers.base import (
     ProviderChatResponse,
     ProviderError,
     describe_failure,
+    history_call_ids,
     synthesize_call_id,
 )
 from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
@@ -150,8 +152,9 @@ def _no_choices(completion: object) -> ProviderError:
     return ProviderError(f"the response has no choices: {error}" if error else "the response has no choices")
 
 
-def completion_to_response(completion: object) -> ProviderChatResponse:
-    """The SDK's completion as our response; an answer with nothing in it is a :class:`ProviderError`."""
+def completion_to_response(completion: object, taken: set[str] | None = None) -> ProviderChatResponse:
+    """The SDK's completion as our response; an answer with nothing in it is a :class:`ProviderError`.
+    A call id that is empty, repeated, or in ``taken`` (the history's ids) is replaced by a fresh one."""
     if not isinstance(completion, ChatCompletion) or not completion.choices:
         raise _no_choices(completion)
     choice = completion.choices[0]
@@ -160,7 +163,7 @@ def completion_to_response(completion: object) -> ProviderChatResponse:
         raise ProviderError("the response's first choice has no message")
     calls: list[ToolCall] = []
     unreadable: dict[str, str] = {}
-    seen: set[str] = set()
+    seen: set[str] = set(taken or ())
     wire_calls: list[Any] = list(message.tool_calls or [])
     if not wire_calls and getattr(message, "function_call", None) is not None:
         wire_calls = [SimpleNamespace(id=None, function=message.function_call)]  # the legacy protocol
@@ -212,4 +215,4 @@ class OpenAICompatibleAdapter(ProviderAdapter):
             if isinstance(exc, openai.NotFoundError):  # the usual local-server mistake, worth a hint in the log
                 cause += " (check LLM_BASE_URL, which usually ends in /v1, and LLM_MODEL)"
             raise ProviderError(cause) from exc
-        return completion_to_response(completion)
+        return completion_to_response(completion, history_call_ids(params.messages))

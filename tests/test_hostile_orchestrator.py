@@ -1,0 +1,166 @@
+"""The orchestrator against hostile tools and models, end to end: the real route, adapter and SDK over the
+fake LLM server. Tools returning data that is not JSON, models asking for 50 calls at once or calling the
+same tool forever, servers reusing tool-call ids across turns."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import enum
+import json
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_app.api import conversation_problems
+from agent_app.chat_clients import InProcessChatClient
+from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, MAX_CALLS_PER_ROUND, Orchestrator
+from agent_app.registry import ToolRegistry
+from agent_app.stores import AgentStore, ChatStore
+from agent_app.types import ChatMessage, ToolDefinition, ToolEnvironment, ToolResult
+from agent_app.ui.recovery import close_unfinished_calls
+from tests.fake_llm import (
+    FakeLLMServer,
+    gemini_call,
+    gemini_function_calls,
+    gemini_text,
+    openai_text,
+    openai_tool_calls,
+    tool_call,
+)
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+def _run(
+    tools: dict[str, Callable[[dict[str, Any], ToolEnvironment], Any]], **kwargs: Any
+) -> tuple[list[ChatMessage], ChatStore]:
+    registry = ToolRegistry()
+    for name, execute in tools.items():
+        registry.register_tool(ToolDefinition(name=name, description=f"test {name}", parameters=[], execute=execute))
+    state: dict[str, Any] = {}
+    chat, agent = ChatStore(state), AgentStore(state)
+    chat.add_message({"role": "user", "content": "Go"})
+    Orchestrator(InProcessChatClient(registry), registry, chat, agent, **kwargs).run()
+    assert agent.status in ("idle", "error")
+    return chat.messages, chat
+
+
+def _results(messages: list[ChatMessage]) -> list[ToolResult]:
+    return [m.tool_result for m in messages if m.tool_result is not None]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC), "2026-01-02T03:04:05Z"),
+        (decimal.Decimal("1.50"), "1.50"),
+        (uuid.UUID(int=1), "00000000-0000-0000-0000-000000000001"),
+        (Path("/media/a.mp4"), "/media/a.mp4"),
+        (Color.RED, "red"),
+        ({1, 2}, [1, 2]),
+        (b"plain bytes", "plain bytes"),
+    ],
+    ids=["datetime", "decimal", "uuid", "path", "enum", "set", "bytes"],
+)
+def test_results_that_json_cannot_hold_directly_are_converted(
+    openai_llm: FakeLLMServer, value: object, expected: object
+) -> None:
+    openai_llm.chat.push(openai_tool_calls(tool_call("odd", {}, id="c1")), openai_text("done"))
+    messages, _ = _run({"odd": lambda args, env: {"value": value}})
+    [result] = _results(messages)
+    assert result.error is None and result.result == {"value": expected}
+    sent = json.loads(openai_llm.chat.last.json["messages"][-1]["content"])
+    assert sent == {"result": {"value": expected}}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [b"\xff\xfe\x00binary", float("nan"), float("inf"), object(), (lambda: None)],
+    ids=["binary-bytes", "nan", "infinity", "object", "function"],
+)
+def test_results_that_cannot_be_sent_are_tool_errors_and_the_loop_goes_on(
+    openai_llm: FakeLLMServer, value: object
+) -> None:
+    openai_llm.chat.push(openai_tool_calls(tool_call("odd", {}, id="c1")), openai_text("sorry"))
+    messages, chat = _run({"odd": lambda args, env: {"value": value}})
+    [result] = _results(messages)
+    assert result.error is not None and "odd" in result.error
+    assert messages[-1].content == "sorry" and chat.error is None
+    json.dumps(openai_llm.chat.last.json, allow_nan=False)  # what went to the provider is strict JSON
+
+
+def test_a_self_referencing_result_is_a_tool_error(openai_llm: FakeLLMServer) -> None:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    openai_llm.chat.push(openai_tool_calls(tool_call("odd", {}, id="c1")), openai_text("sorry"))
+    messages, _ = _run({"odd": lambda args, env: loop})
+    assert _results(messages)[0].error is not None and messages[-1].content == "sorry"
+
+
+def test_fifty_calls_in_one_turn_run_at_most_the_cap_and_answer_every_call(openai_llm: FakeLLMServer) -> None:
+    ran: list[int] = []
+    calls = [tool_call("count", {"n": n}, id=f"c{n}") for n in range(50)]
+    openai_llm.chat.push(openai_tool_calls(*calls), openai_text("done"))
+
+    def count(args: dict[str, Any], env: ToolEnvironment) -> int:
+        ran.append(args["n"])
+        return int(args["n"])
+
+    messages, _ = _run({"count": count})
+    assert ran == list(range(MAX_CALLS_PER_ROUND))
+    results = _results(messages)
+    assert [r.tool_call_id for r in results] == [f"c{n}" for n in range(50)]
+    skipped = results[MAX_CALLS_PER_ROUND:]
+    assert all(r.error is not None and str(MAX_CALLS_PER_ROUND) in r.error for r in skipped)
+    assert conversation_problems(messages) == []
+    assert len(openai_llm.chat.last.json["messages"]) == 1 + 1 + 1 + 50  # system, user, assistant, 50 results
+
+
+def test_a_model_calling_the_same_tool_forever_stops_at_the_iteration_cap(openai_llm: FakeLLMServer) -> None:
+    openai_llm.chat.default = lambda request: openai_tool_calls(tool_call("again", {}, id="call_0"))
+    messages, chat = _run({"again": lambda args, env: "ok"})
+    assert messages[-1].content == ITERATION_LIMIT_MESSAGE and chat.error is None
+    assert len(openai_llm.chat.requests) == 8
+
+
+def test_ids_reused_across_turns_are_made_unique(openai_llm: FakeLLMServer) -> None:
+    """llama.cpp-style servers number calls per response (``call_0`` every turn). The page matches results to
+    calls by id across the whole conversation (cards, interrupted-run recovery), so ids must not repeat."""
+    openai_llm.chat.push(
+        openai_tool_calls(tool_call("echo", {"n": 1}, id="call_0")),
+        openai_tool_calls(tool_call("echo", {"n": 2}, id="call_0")),
+        openai_text("done"),
+    )
+    messages, _ = _run({"echo": lambda args, env: args["n"]})
+    call_ids = [call.id for m in messages for call in m.tool_calls or []]
+    assert call_ids[0] == "call_0" and len(set(call_ids)) == 2
+    assert [(r.tool_call_id, r.result) for r in _results(messages)] == list(zip(call_ids, [1, 2], strict=True))
+    sent = openai_llm.chat.last.json["messages"]
+    assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == call_ids
+    # An interrupted second turn is still recognised as unanswered:
+    cut = [*messages[:3], messages[3]]  # user, call 1, result 1, call 2 (no result)
+    state: dict[str, Any] = {}
+    chat = ChatStore(state)
+    chat.load_messages(cut)
+    assert close_unfinished_calls(chat) == 1
+    assert conversation_problems(chat.messages) == []
+
+
+def test_gemini_ids_reused_across_turns_are_made_unique(gemini_llm: FakeLLMServer) -> None:
+    gemini_llm.gemini.push(
+        gemini_function_calls(gemini_call("echo", {"n": 1}, id="fc_1")),
+        gemini_function_calls(gemini_call("echo", {"n": 2}, id="fc_1")),
+        gemini_text("done"),
+    )
+    messages, _ = _run({"echo": lambda args, env: args["n"]})
+    call_ids = [call.id for m in messages for call in m.tool_calls or []]
+    assert len(set(call_ids)) == 2
+    sent = gemini_llm.gemini.last.json["contents"]
+    responses = [p["functionResponse"] for c in sent for p in c["parts"] if "functionResponse" in p]
+    assert [r.get("id") for r in responses] == ["fc_1", "fc_1"]  # Gemini gets its own ids back
