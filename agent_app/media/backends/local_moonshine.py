@@ -7,6 +7,16 @@ and returns one line per utterance with its start and duration, which become our
 
 The model is loaded once per process and shared; calls are serialized by a lock because the native
 library's thread safety is not documented and two sessions may transcribe at once.
+
+Three things found on real recordings shape each call (see :func:`prepare_chunk`):
+- the library keeps state between calls: a piece that ends mid-word makes the *next* call start with a
+  made-up word ("You"), so every piece gets half a second of trailing silence;
+- its voice detector has a fixed level: speech peaking around -50 dBFS (a far microphone, a quiet
+  phone call) is dropped whole, so quiet pieces are raised towards a normal level (at most +40 dB);
+- the detector's segments start ~0.25 s early and end ~0.35 s late: they are tightened to the sound
+  (:mod:`agent_app.media.boundaries`);
+- a piece with no signal at all (digital silence, a muted stretch) is not sent: the model could only
+  invent words there, and skipping it is faster.
 """
 
 from __future__ import annotations
@@ -15,8 +25,11 @@ import functools
 import threading
 from typing import Any
 
+import numpy as np
+
 from agent_app.media.audio import AudioInput
 from agent_app.media.backends.base import BackendResult, BackendUnavailableError, ChunkProgress, fraction_done
+from agent_app.media.boundaries import tighten
 from agent_app.media.transcript import TranscriptSegment
 
 MODEL_NAME = "moonshine-tiny-en"
@@ -25,6 +38,15 @@ CHUNK_SECONDS = 60.0
 """Audio handed to the library per call: bounds the per-call Python list (the binding copies samples
 through one) and gives the progress bar something to show."""
 _CUT_SEARCH_SECONDS = 10.0
+TRAILING_SILENCE_SECONDS = 0.5
+"""Silence appended to every piece so the library closes its last utterance and starts the next call clean."""
+SILENCE_LEVEL = 3e-4
+"""A piece whose loud samples stay under this (-70 dBFS) holds no speech: it is not transcribed."""
+TARGET_LEVEL = 0.3
+MAX_GAIN = 100.0
+"""Quiet pieces are amplified so their loud samples reach ``TARGET_LEVEL``, by at most 40 dB."""
+_LEVEL_PERCENTILE = 99.9
+"""The level of a piece: a high percentile of magnitudes, so one click does not count as loud speech."""
 
 _model_lock = threading.Lock()
 _run_lock = threading.Lock()
@@ -45,6 +67,23 @@ def _bundled_model() -> Any:
         )
     # Per-line audio copies are only useful to voice apps; skipping them saves time and memory.
     return Transcriber(str(model_dir), ModelArch.TINY, options={"return_audio_data": "false"})
+
+
+def prepare_chunk(samples: np.ndarray, sample_rate: int) -> list[float] | None:
+    """The samples to hand the model for one piece, or ``None`` when the piece is silent.
+
+    Returned as a Python list because that is what the binding copies from."""
+    if len(samples) < sample_rate // 10:  # under 100 ms: nothing a model can hear
+        return None
+    level = float(np.percentile(np.abs(samples), _LEVEL_PERCENTILE))
+    if level < SILENCE_LEVEL:
+        return None
+    gain = min(MAX_GAIN, TARGET_LEVEL / level) if level < TARGET_LEVEL else 1.0
+    padded = np.zeros(len(samples) + int(TRAILING_SILENCE_SECONDS * sample_rate), dtype=np.float32)
+    np.multiply(samples, gain, out=padded[: len(samples)], casting="unsafe")
+    np.clip(padded, -1.0, 1.0, out=padded)
+    result: list[float] = padded.tolist()
+    return result
 
 
 def _load_model() -> Any:
@@ -68,16 +107,20 @@ class LocalMoonshineBackend:
         model = _load_model()
         segments: list[TranscriptSegment] = []
         for chunk in audio.chunks(CHUNK_SECONDS, _CUT_SEARCH_SECONDS):
-            if len(chunk.samples) >= chunk.sample_rate // 10:  # under 100 ms: nothing a model can hear
-                samples = chunk.samples.tolist()
+            samples = prepare_chunk(chunk.samples, chunk.sample_rate)
+            if samples is not None:
                 with _run_lock:
                     transcript = model.transcribe_without_streaming(samples, chunk.sample_rate)
                 del samples
+                chunk_end = chunk.offset_ms + chunk.duration_ms
+                rate = chunk.sample_rate
                 for line in transcript.lines:
                     text = str(line.text or "").strip()
                     if text:
-                        start = chunk.offset_ms + float(line.start_time) * 1000
-                        end = start + float(line.duration) * 1000
-                        segments.append(TranscriptSegment(start_ms=round(start), end_ms=round(end), text=text))
+                        begin = round(float(line.start_time) * rate)
+                        begin, end = tighten(chunk.samples, rate, begin, begin + round(float(line.duration) * rate))
+                        start_ms = min(chunk.offset_ms + begin * 1000 / rate, chunk_end)
+                        end_ms = min(chunk.offset_ms + end * 1000 / rate, chunk_end)
+                        segments.append(TranscriptSegment(start_ms=round(start_ms), end_ms=round(end_ms), text=text))
             on_progress(fraction_done(audio, chunk.offset_ms + chunk.duration_ms))
         return BackendResult(segments=segments, language="en")
