@@ -31,6 +31,8 @@ class Transcript(WireModel):
     start_ms: int = 0
     end_ms: int | None = None
     """The transcribed range; ``end_ms`` ``None`` means to the end."""
+    notes: list[str] = Field(default_factory=list)
+    """What the reader should know about its completeness (damaged or missing stretches of audio)."""
 
     @property
     def text(self) -> str:

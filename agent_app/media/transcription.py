@@ -15,6 +15,7 @@ from typing import Any
 from agent_app.media.audio import AudioSource, MediaError
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
 from agent_app.media.backends.config import create_backend
+from agent_app.media.language import language_code
 from agent_app.media.transcript import Transcript, TranscriptSegment, clamp_segments
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
 from agent_app.types import MediaAsset, ToolEnvironment
@@ -86,8 +87,10 @@ def _language(args: dict[str, Any]) -> str | None:
         return None
     if not isinstance(value, str):
         raise TranscriptionError("language must be a string such as 'en'")
-    value = value.strip().lower()
-    return None if value in ("", "auto") else value
+    try:
+        return language_code(value)
+    except ValueError as exc:
+        raise TranscriptionError(f"language: {exc}") from exc
 
 
 def _scaled(report: Callable[[float, str], None], low: float, high: float, message: str) -> Callable[[float], None]:
@@ -152,6 +155,7 @@ def transcribe_asset(
         duration_ms = start + audio.decoded_ms
     stop = duration_ms if end_ms is None else min(end_ms, duration_ms)
     transcript = Transcript(
+        notes=_damage_notes(audio),
         duration_ms=duration_ms,
         language=result.language or language,
         segments=clamp_segments(result.segments, start, max(start, stop)),
@@ -166,6 +170,19 @@ def transcribe_asset(
     return transcript, False
 
 
+def _damage_notes(audio: AudioSource) -> list[str]:
+    """Sentences about stretches the transcript cannot cover: a file damaged mid-way still gets the
+    words around the damage (more useful than nothing), but never passes as complete."""
+    notes = []
+    if audio.damaged_at_ms:
+        places = ", ".join(_clock(ms) for ms in sorted(set(audio.damaged_at_ms))[:5])
+        notes.append(f"Part of the audio is damaged and could not be decoded (near {places}); words there are missing.")
+    if audio.holes_ms:
+        places = ", ".join(f"{_clock(a)}–{_clock(b)}" for a, b in audio.holes_ms[:5])
+        notes.append(f"The audio has gaps ({places}); they are treated as silence.")
+    return notes
+
+
 def _merge(segments: list[TranscriptSegment], limit: int) -> list[TranscriptSegment]:
     """Neighbouring segments joined in groups so at most ``limit`` remain."""
     if len(segments) <= limit:
@@ -175,17 +192,17 @@ def _merge(segments: list[TranscriptSegment], limit: int) -> list[TranscriptSegm
     for index in range(0, len(segments), size):
         group = segments[index : index + size]
         merged.append(
-            TranscriptSegment(
-                start_ms=group[0].start_ms, end_ms=group[-1].end_ms, text=" ".join(s.text for s in group)
-            )
+            TranscriptSegment(start_ms=group[0].start_ms, end_ms=group[-1].end_ms, text=" ".join(s.text for s in group))
         )
     return merged
 
 
 def _clock(ms: int) -> str:
     seconds = ms // 1000
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else (
-        f"{seconds // 60}:{seconds % 60:02d}"
+    return (
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        if seconds >= 3600
+        else (f"{seconds // 60}:{seconds % 60:02d}")
     )
 
 
@@ -224,6 +241,8 @@ def tool_result(
         result["note"] = "Neighbouring segments were merged to keep the result short."
     if not transcript.segments:
         result["note"] = "No speech was recognized."
+    if transcript.notes:
+        result["note"] = " ".join([*transcript.notes, result.get("note", "")]).strip()
     return result
 
 

@@ -17,6 +17,7 @@ from agent_app.media.audio import AudioInput
 from agent_app.media.backends.base import BackendRequestError, BackendResult, ChunkProgress, fraction_done
 from agent_app.media.backends.config import TranscribeSettings
 from agent_app.media.encode import encoded_chunks
+from agent_app.media.language import language_code
 from agent_app.media.transcript import TranscriptSegment
 
 CHUNK_SECONDS = 600.0
@@ -43,8 +44,9 @@ class OpenAITranscriptionBackend:
         segments: list[TranscriptSegment] = []
         heard: str | None = None
         for chunk in encoded_chunks(audio, self._chunk_seconds):
-            chunk_segments, chunk_language = self._transcribe_chunk(chunk.data, chunk.offset_ms, chunk.duration_ms,
-                                                                    language)
+            chunk_segments, chunk_language = self._transcribe_chunk(
+                chunk.data, chunk.offset_ms, chunk.duration_ms, language
+            )
             segments.extend(chunk_segments)
             heard = heard or chunk_language
             on_progress(fraction_done(audio, chunk.offset_ms + chunk.duration_ms))
@@ -109,19 +111,12 @@ def _verbose_segments(response: Any, offset_ms: int, duration_ms: int) -> list[T
     return segments
 
 
-_WHISPER_LANGUAGES = {
-    "english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it", "portuguese": "pt",
-    "dutch": "nl", "polish": "pl", "russian": "ru", "ukrainian": "uk", "japanese": "ja", "chinese": "zh",
-    "korean": "ko", "arabic": "ar", "hindi": "hi", "turkish": "tr", "swedish": "sv",
-}  # fmt: skip
-"""Whisper's ``verbose_json`` names the language in English words; the tool reports ISO 639-1 codes."""
-
-
 def _language_code(name: str | None) -> str | None:
-    if not name:
-        return None
-    name = name.strip().lower()
-    return _WHISPER_LANGUAGES.get(name, name)
+    """Whisper's ``verbose_json`` names the language in English words; the tool reports ISO 639-1 codes."""
+    try:
+        return language_code(name)
+    except ValueError:
+        return name.strip().lower() if name else None
 
 
 def _short(exc: openai.APIStatusError) -> str:
