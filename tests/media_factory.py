@@ -188,3 +188,70 @@ _NORMALIZE = jiwer.Compose(
 def word_error_rate(reference: str, hypothesis: str) -> float:
     """WER after lower-casing and removing punctuation: what a listener would call the same words."""
     return float(jiwer.wer(reference, hypothesis, reference_transform=_NORMALIZE, hypothesis_transform=_NORMALIZE))
+
+
+def write_audio_file(
+    path: Path,
+    channels: FloatArray,
+    rate: int,
+    *,
+    codec: str,
+    container_format: str | None = None,
+    layout: str | None = None,
+    video: tuple[str, int] | None = None,
+    duration_ms: int | None = None,
+    audio_start_ms: int = 0,
+    extra_audio: list[FloatArray] | None = None,
+    options: dict[str, str] | None = None,
+) -> Path:
+    """A media file whose audio is ``channels`` (shape ``(n_channels, n_samples)``, float in [-1, 1]) encoded
+    with ``codec`` at ``rate``, optionally after a small video track ``(codec, fps)`` of the same length and
+    with further audio streams (``extra_audio``, same layout). Whatever sample format the encoder wants is
+    produced by PyAV's resampler, so any PCM or compressed codec of FFmpeg's build works."""
+    channels = np.atleast_2d(np.asarray(channels, dtype=np.float32))
+    layout = layout or {1: "mono", 2: "stereo", 6: "5.1"}[channels.shape[0]]
+    if duration_ms is None:
+        duration_ms = channels.shape[1] * 1000 // rate + audio_start_ms
+    with av.open(str(path), mode="w", format=container_format, options=options or {}) as container:
+        video_stream: av.VideoStream | None = None
+        if video is not None:
+            added_video = container.add_stream(video[0], rate=video[1])
+            assert isinstance(added_video, av.VideoStream)
+            video_stream = added_video
+            video_stream.width, video_stream.height = 160, 120
+            video_stream.pix_fmt = "yuv420p"
+        streams = []
+        for _ in range(1 + len(extra_audio or [])):
+            added = container.add_stream(codec, rate=rate)
+            assert isinstance(added, av.AudioStream)
+            added.layout = layout
+            streams.append(added)
+        if video_stream is not None and video is not None:
+            _write_video(container, video_stream, duration_ms, video[1], (160, 120))
+        for stream, data in zip(streams, [channels, *(np.atleast_2d(e) for e in extra_audio or [])], strict=True):
+            start = rate * audio_start_ms // 1000
+            _write_channels(container, stream, data, rate=rate, layout=layout, start_sample=start)
+    return path
+
+
+def _write_channels(
+    container: av.container.OutputContainer, stream: av.AudioStream, channels: FloatArray, *,
+    rate: int, layout: str, start_sample: int,
+) -> None:
+    size = stream.codec_context.frame_size or 1024
+    target = stream.codec_context.format.name
+    resampler = av.AudioResampler(format=target, layout=layout, rate=rate)
+    for offset in range(0, channels.shape[1], size):
+        chunk = np.ascontiguousarray(channels[:, offset : offset + size], dtype=np.float32)
+        frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout=layout)
+        frame.sample_rate = rate
+        frame.pts = start_sample + offset
+        frame.time_base = Fraction(1, rate)
+        for out in resampler.resample(frame):
+            for packet in stream.encode(out):
+                container.mux(packet)
+    for out in resampler.resample(None):
+        for packet in stream.encode(out):
+            container.mux(packet)
+    for packet in stream.encode(None):
+        container.mux(packet)
