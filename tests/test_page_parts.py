@@ -14,6 +14,7 @@ from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.chat_history import group_turns, visible_slice
 from agent_app.ui.formatting import escape_markdown, format_duration, format_elapsed, format_size
 from agent_app.ui.live_status import status_label
+from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import is_unanswered, unfinished_calls
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.tool_cards import card_label
@@ -184,3 +185,9 @@ def test_held_block_is_cut_short_but_the_request_kept() -> None:
         raise RerunException(RerunData())
     reached.append("after")
     assert reached == ["after"] and deferral.pending is not None
+
+
+def test_chat_markdown_turns_images_into_links_outside_code() -> None:
+    text = "a ![t](http://e/x.png) `![span](y)` \\![esc](z) ![ref][r]\n~~~\n![fenced](f)\n~~~\n![after](w)"
+    expected = "a [t](http://e/x.png) `![span](y)` \\![esc](z) [ref][r]\n~~~\n![fenced](f)\n~~~\n[after](w)"
+    assert chat_markdown(text) == expected

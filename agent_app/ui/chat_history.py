@@ -15,6 +15,7 @@ import streamlit as st
 
 from agent_app.stores import SessionState
 from agent_app.types import ChatMessage, ToolResult
+from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.tool_cards import render_tool_card
 
 PAGE_SIZE = 40
@@ -75,7 +76,7 @@ def render_turn(turn: Turn) -> None:
                     st.caption(message.content or f"{result.name} result")
                 continue
             if message.content:
-                st.markdown(message.content)
+                st.markdown(chat_markdown(message.content))
             for call in message.tool_calls or []:
                 render_tool_card(call, results.get(call.id))
 

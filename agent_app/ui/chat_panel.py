@@ -21,6 +21,7 @@ from agent_app.types import ChatClient, ChatMessage, MediaAsset
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.live_status import LiveStatus
+from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.workspace import Workspace
@@ -133,7 +134,7 @@ def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], pro
     with deferral.hold():
         if prompt is not None:
             with st.chat_message("user", avatar=USER_AVATAR):
-                st.markdown(prompt)
+                st.markdown(chat_markdown(prompt))
     if chat.error is None:
         workspace.agent.set_context(workspace.context(assets))
         box = None

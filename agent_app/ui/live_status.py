@@ -12,6 +12,7 @@ from typing import Any
 
 from agent_app.types import ChatMessage, ExecutionState, ToolCall
 from agent_app.ui.formatting import escape_markdown
+from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.rerun_guard import RerunDeferral
 
 STATUS_LABELS: dict[ExecutionState, str] = {
@@ -57,7 +58,7 @@ class LiveStatus:
         with self._deferral.hold():
             if message.role == "assistant" and message.tool_calls:
                 if message.content:
-                    self._box.markdown(message.content)
+                    self._box.markdown(chat_markdown(message.content))
                 for call in message.tool_calls:
                     self._box.markdown(f":material/build: Calling **{escape_markdown(call.name)}**")
             elif message.role == "tool" and message.tool_result is not None:
