@@ -14,7 +14,7 @@ import pytest
 from agent_app.api import handle_chat_body
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderChatParams, ProviderChatResponse, ProviderError, get_adapter
-from agent_app.types import ChatMessage, ToolResult
+from agent_app.types import ChatMessage, ToolCall, ToolResult
 from tests.fake_llm import FakeLLMServer, json_reply, raw_reply
 
 SIGNATURE = base64.b64encode(b"\n\x91\x03\x01\xcb\xbd\xf0\xf0k\xd1\xa1\x16\x02+\x94\xb9\xabUyz").decode()
@@ -246,3 +246,37 @@ def test_gemini_html_page_from_a_proxy(gemini_llm: FakeLLMServer, caplog: pytest
         with caplog.at_level(logging.WARNING):
             result = handle_chat_body(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
         assert (result.status, result.body) == (502, {"error": "LLM provider error"})
+
+
+def test_empty_texts_are_never_sent(gemini_llm: FakeLLMServer) -> None:
+    """Gemini answers 400 "Unable to submit request because it has an empty text parameter"."""
+    call = ToolCall(id="c1", name="transcribe_video", args={})
+    history = [
+        ChatMessage(role="user", content="Transcribe it"),
+        ChatMessage(role="assistant", content="", tool_calls=[call]),
+        ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name="transcribe_video", result="hi")),
+        ChatMessage(role="assistant", content="   "),
+        ChatMessage(role="user", content=""),
+        ChatMessage(role="user", content="And now?"),
+    ]
+    _chat(gemini_llm, _response({**_model({"text": "Done."}), "finishReason": "STOP"}), history)
+    sent = gemini_llm.gemini.last.json["contents"]
+    texts = [part["text"] for content in sent for part in content["parts"] if "text" in part]
+    assert texts == ["Transcribe it", "And now?"]
+    assert [content["role"] for content in sent] == ["user", "model", "user"]
+    with pytest.raises(ProviderError, match="empty"):
+        _chat(gemini_llm, _response({**_model({"text": "x"}), "finishReason": "STOP"}), [ChatMessage(role="user")])
+
+
+def test_stored_turn_that_does_not_match_its_calls_is_rebuilt(gemini_llm: FakeLLMServer) -> None:
+    """Metadata from elsewhere (an edited message, a client's own) must not replay calls the message lacks."""
+    call = ToolCall(id="c1", name="transcribe_video", args={"assetId": "a1"})
+    foreign = {"gemini": {"content": {"role": "model", "parts": [{"text": "unrelated"}]}, "callIds": {}}}
+    history = [
+        ChatMessage(role="user", content="Go"),
+        ChatMessage(role="assistant", tool_calls=[call], provider_metadata=foreign),
+        ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name="transcribe_video", result="hi")),
+    ]
+    _chat(gemini_llm, _response({**_model({"text": "Done."}), "finishReason": "STOP"}), history)
+    model_turn = gemini_llm.gemini.last.json["contents"][1]
+    assert model_turn["parts"] == [{"functionCall": {"name": "transcribe_video", "args": {"assetId": "a1"}}}]

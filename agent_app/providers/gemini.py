@@ -165,10 +165,13 @@ class ConversionCache:
                 self._items.pop(next(iter(self._items)))
 
 
-def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None], cache: ConversionCache) -> gt.Content:
+def _model_content(
+    message: ChatMessage, gemini_ids: dict[str, str | None], cache: ConversionCache
+) -> gt.Content | None:
     """The assistant turn: Gemini's own ``Content`` when stored, else rebuilt from our fields (a turn
-    from another provider, or stored metadata that is not a valid ``Content``; no ids then, since those
-    are ours and Gemini matches by name and order)."""
+    from another provider, or stored metadata that is not a valid ``Content`` or whose function calls are
+    not this message's; no ids then, since those are ours and Gemini matches by name and order). ``None``
+    for a turn with nothing in it: Gemini rejects an empty text part."""
     stored = _stored_turn(message)
     if stored is not None and isinstance(stored.get("content"), dict):
         raw = stored["content"]
@@ -177,7 +180,7 @@ def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None], cach
             content: gt.Content | None = cache.get(key, raw, partial(gt.Content.model_validate, raw))
         except ValidationError:
             content = None
-        if content is not None:
+        if content is not None and _call_names(content) == [call.name for call in message.tool_calls or []]:
             call_ids = stored.get("callIds")
             if isinstance(call_ids, dict):
                 gemini_ids.update({str(k): (str(v) if v else None) for k, v in call_ids.items()})
@@ -187,12 +190,16 @@ def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None], cach
     return cache.get(f"rebuilt:{message.id}", message, partial(_rebuilt_turn, message))
 
 
-def _rebuilt_turn(message: ChatMessage) -> gt.Content:
-    parts: list[gt.Part] = [_text(message.content)] if message.content else []
+def _call_names(content: gt.Content) -> list[str]:
+    return [part.function_call.name or "" for part in content.parts or [] if part.function_call is not None]
+
+
+def _rebuilt_turn(message: ChatMessage) -> gt.Content | None:
+    parts: list[gt.Part] = [_text(message.content)] if message.content.strip() else []
     for call in message.tool_calls or []:
         function_call = gt.FunctionCall.model_construct(name=call.name, args=call.args)
         parts.append(gt.Part.model_construct(function_call=function_call))
-    return gt.Content.model_construct(role="model", parts=parts or [_text("")])
+    return gt.Content.model_construct(role="model", parts=parts) if parts else None
 
 
 # Parts built from our already-validated messages skip google-genai's (slow) validation.
@@ -238,12 +245,15 @@ def messages_to_gemini(
                 cache.get(f"result:{message.id}:{gemini_id}", result, partial(_function_response, result, gemini_id))
             )
         elif message.role == "user":
-            pending.append(cache.get(f"user:{message.id}", message.content, partial(_text, message.content)))
+            if message.content.strip():  # Gemini rejects an empty text part
+                pending.append(cache.get(f"user:{message.id}", message.content, partial(_text, message.content)))
         elif message.role == "system":
             system_texts.append(message.content)
         else:
-            flush()
-            contents.append(_model_content(message, gemini_ids, cache))
+            model_turn = _model_content(message, gemini_ids, cache)
+            if model_turn is not None:
+                flush()
+                contents.append(model_turn)
     flush()
     return contents, system_texts
 
@@ -318,6 +328,8 @@ class GeminiAdapter(ProviderAdapter):
 
     def chat(self, params: ProviderChatParams) -> ProviderChatResponse:
         contents, system_texts = messages_to_gemini(params.messages, self._cache)
+        if not contents:
+            raise ProviderError("nothing to send: every message of the conversation is empty")
         instruction = "\n\n".join(text for text in [params.system_prompt, *system_texts] if text)
         config = request_config(instruction, tuple(_schema_key(schema) for schema in params.tool_schemas))
         try:
