@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from agent_app.api import handle_chat_body
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderChatParams, ProviderChatResponse, ProviderError, get_adapter
-from agent_app.types import ChatMessage
+from agent_app.types import ChatMessage, ToolCall, ToolResult
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, json_reply, raw_reply
 
 WEATHER = '{"assetId": "asset-a1", "language": "en"}'
@@ -392,3 +393,27 @@ def test_html_pages_from_a_proxy(openai_llm: FakeLLMServer, caplog: pytest.LogCa
         assert (result.status, result.body) == (502, {"error": "LLM provider error"})
     assert "502 Bad Gateway" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+def test_ids_openai_would_refuse_are_aliased_consistently(openai_llm: FakeLLMServer) -> None:
+    """OpenAI refuses a history id over 40 characters ("string too long"); vLLM's are 46, and a conversation
+    started on another server or sent by a client may carry anything."""
+    long_id = "chatcmpl-tool-e8cdb13de9204716960f82368dbc191d"
+    odd_id = 'call 1/../"\n'
+    history: list[ChatMessage] = [ChatMessage(role="user", content="Go")]
+    for call_id in (long_id, odd_id, "call_ok-1"):
+        history.append(
+            ChatMessage(role="assistant", tool_calls=[ToolCall(id=call_id, name="transcribe_video", args={})])
+        )
+        history.append(
+            ChatMessage(role="tool", tool_result=ToolResult(tool_call_id=call_id, name="transcribe_video", result=1))
+        )
+    openai_llm.chat.push(json_reply(_completion({"role": "assistant", "content": "ok"}, "stop")))
+    get_adapter(load_llm_config()).chat(ProviderChatParams(messages=history))
+    sent = openai_llm.chat.last.json["messages"]
+    call_ids = [m["tool_calls"][0]["id"] for m in sent if m["role"] == "assistant"]
+    result_ids = [m["tool_call_id"] for m in sent if m["role"] == "tool"]
+    assert call_ids == result_ids
+    assert call_ids[2] == "call_ok-1"
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,40}", call_id) for call_id in call_ids)
+    assert len(set(call_ids)) == 3

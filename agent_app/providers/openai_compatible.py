@@ -19,7 +19,9 @@ Local servers differ from OpenAI in small ways this adapter absorbs rather than 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -84,13 +86,25 @@ def _raw_arguments(message: ChatMessage) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+def wire_call_id(call_id: str) -> str:
+    """The id as sent in the history: unchanged when OpenAI accepts it (at most 40 characters; vLLM's are
+    46, and another provider's or a client's may hold anything), else a stable ``call_`` + 32 hex alias, so
+    a call and its result still carry the same id."""
+    if _SAFE_ID.fullmatch(call_id):
+        return call_id
+    return f"call_{hashlib.sha256(call_id.encode()).hexdigest()[:32]}"
+
+
 def _assistant_message(message: ChatMessage) -> ChatCompletionMessageParam:
     if not message.tool_calls:
         return {"role": "assistant", "content": message.content}
     raw = _raw_arguments(message) if message.provider_metadata else {}
     calls: list[ChatCompletionMessageFunctionToolCallParam] = [
         {
-            "id": call.id,
+            "id": wire_call_id(call.id),
             "type": "function",
             "function": {"name": call.name, "arguments": str(raw.get(call.id, "")) or _to_json(call.args)},
         }
@@ -118,7 +132,9 @@ def messages_to_openai(system_prompt: str, messages: list[ChatMessage]) -> list[
             wire.append(_assistant_message(message))
         elif message.tool_result is not None:
             result = message.tool_result
-            wire.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": tool_result_text(result)})
+            wire.append(
+                {"role": "tool", "tool_call_id": wire_call_id(result.tool_call_id), "content": tool_result_text(result)}
+            )
         else:
             raise ValueError("a tool message without a tool result cannot be sent")
     return wire
