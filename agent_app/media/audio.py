@@ -31,8 +31,11 @@ from agent_app.media.stream_choice import choose_audio_stream
 SAMPLE_RATE = 16_000
 """What every transcriber here consumes: 16 kHz mono float32 in [-1, 1]."""
 
-_TRUNCATION_TOLERANCE_S = 1.0
-"""Audio ending this much earlier than the stream declares means the file is cut short."""
+_TRUNCATION_TOLERANCE_S = 0.5
+"""Audio ending this much (or 1 %) earlier than the file declares means the file is cut short."""
+_ESTIMATED_LENGTH_FORMATS = ("mpegts", "aac", "mp3")
+"""Demuxers whose length may be an estimate from the bitrate (an MP3 without a Xing/Info/VBRI header):
+a shortfall there proves nothing, so it is not called truncation."""
 _GAP_S = 0.1
 """A frame starting this much later than the previous one ended leaves a hole (damaged data skipped, a
 paused recording): it is filled with silence so later words keep their times."""
@@ -72,6 +75,8 @@ class MediaInfo:
     audio_streams: int = 1
     origin_s: float = 0.0
     """The media's start time: time 0 in a player (MPEG-TS and some MP4s start at a large timestamp)."""
+    length_exact: bool = True
+    """Whether the declared length is written in the file (not estimated), so a shortfall means damage."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +180,24 @@ def _info(container: av.container.InputContainer, path: Path | None = None) -> M
         stream_index=index,
         audio_streams=len(container.streams.audio),
         origin_s=max(0.0, origin_s),
+        length_exact=_length_is_exact(container, path),
     )
+
+
+def _length_is_exact(container: av.container.InputContainer, path: Path | None) -> bool:
+    names = (container.format.name or "").split(",")
+    if not any(name in _ESTIMATED_LENGTH_FORMATS for name in names):
+        return True
+    if "mp3" in names and path is not None:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16)
+        if head[:3] == b"ID3" and len(head) >= 10:  # skip the tag: its syncsafe size is in bytes 6..9
+            size = 10 + ((head[6] << 21) | (head[7] << 14) | (head[8] << 7) | head[9])
+            with path.open("rb") as handle:
+                handle.seek(size)
+                head = handle.read(1 << 12)
+        return any(marker in head[:4096] for marker in (b"Xing", b"Info", b"VBRI"))
+    return False
 
 
 def _wav_declared_s(path: Path, stream: av.AudioStream) -> float | None:
@@ -415,12 +437,12 @@ def _check_complete(
     return half a transcript that looks complete. When only the container declares a length (WebM,
     Matroska), the audio may legitimately end before the video: then the file is cut only if no stream
     at all reaches the end."""
-    if expected_end_s is None:
+    if expected_end_s is None or not info.length_exact:
         return
     got_end_s = start_s + count / SAMPLE_RATE
     if info.audio_duration_ms is None:
         got_end_s = max(got_end_s, last_packet_end_s)
-    if expected_end_s - got_end_s > max(_TRUNCATION_TOLERANCE_S, 0.05 * (expected_end_s - start_s)):
+    if expected_end_s - got_end_s > max(_TRUNCATION_TOLERANCE_S, 0.01 * (expected_end_s - start_s)):
         raise TruncatedMediaError(
             f"the file is incomplete: its audio stops at {got_end_s:.1f} s but should last until "
             f"{expected_end_s:.1f} s (an interrupted upload or copy?)"
