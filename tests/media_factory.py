@@ -203,11 +203,13 @@ def write_audio_file(
     audio_start_ms: int = 0,
     extra_audio: list[FloatArray] | None = None,
     options: dict[str, str] | None = None,
+    hole: tuple[int, int] | None = None,
 ) -> Path:
     """A media file whose audio is ``channels`` (shape ``(n_channels, n_samples)``, float in [-1, 1]) encoded
     with ``codec`` at ``rate``, optionally after a small video track ``(codec, fps)`` of the same length and
     with further audio streams (``extra_audio``, same layout). Whatever sample format the encoder wants is
-    produced by PyAV's resampler, so any PCM or compressed codec of FFmpeg's build works."""
+    produced by PyAV's resampler, so any PCM or compressed codec of FFmpeg's build works. ``hole=(at_ms,
+    length_ms)`` leaves the audio timeline empty for ``length_ms`` after ``at_ms`` (a paused recorder)."""
     channels = np.atleast_2d(np.asarray(channels, dtype=np.float32))
     layout = layout or {1: "mono", 2: "stereo", 6: "5.1"}[channels.shape[0]]
     if duration_ms is None:
@@ -230,13 +232,14 @@ def write_audio_file(
             _write_video(container, video_stream, duration_ms, video[1], (160, 120))
         for stream, data in zip(streams, [channels, *(np.atleast_2d(e) for e in extra_audio or [])], strict=True):
             start = rate * audio_start_ms // 1000
-            _write_channels(container, stream, data, rate=rate, layout=layout, start_sample=start)
+            gap = (rate * hole[0] // 1000, rate * hole[1] // 1000) if hole else None
+            _write_channels(container, stream, data, rate=rate, layout=layout, start_sample=start, hole=gap)
     return path
 
 
 def _write_channels(
     container: av.container.OutputContainer, stream: av.AudioStream, channels: FloatArray, *,
-    rate: int, layout: str, start_sample: int,
+    rate: int, layout: str, start_sample: int, hole: tuple[int, int] | None = None,
 ) -> None:
     size = stream.codec_context.frame_size or 1024
     target = stream.codec_context.format.name
@@ -245,7 +248,7 @@ def _write_channels(
         chunk = np.ascontiguousarray(channels[:, offset : offset + size], dtype=np.float32)
         frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout=layout)
         frame.sample_rate = rate
-        frame.pts = start_sample + offset
+        frame.pts = start_sample + offset + (hole[1] if hole and offset >= hole[0] else 0)
         frame.time_base = Fraction(1, rate)
         for out in resampler.resample(frame):
             for packet in stream.encode(out):

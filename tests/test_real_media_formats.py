@@ -197,3 +197,17 @@ def test_a_file_type_the_page_refuses_says_which_types_it_takes(tmp_path: Path) 
     path = mono(16_000, "pcm_s16le", container_format="wav")(tmp_path / "talk.xyz")
     with pytest.raises(AssetRejectedError, match=r"mp4.*flac"):
         transcribe_upload(path, tmp_path / "data")
+
+
+@pytest.mark.parametrize("name", ["paused.mkv", "paused.mp4"])
+def test_a_hole_in_the_audio_keeps_later_words_at_their_times_and_is_noted(name: str, tmp_path: Path) -> None:
+    """A recorder paused for 3 s after the first sentence: the second must stay 3 s later, not slide back."""
+    first_end = truth()[0][1] + 200
+    path = write_audio_file(
+        tmp_path / name, speech(48_000)[None], 48_000, codec="aac", video=("libx264", 10), hole=(first_end, 3_000)
+    )
+    result = transcribe_upload(path, tmp_path / "data")[1]
+    assert word_error_rate(" ".join(TWO), result["text"]) <= 0.15
+    second = result["segments"][1]
+    assert abs(second["startMs"] - (truth()[1][0] + 3_000)) <= TOLERANCE_MS, second
+    assert "gaps" in result["note"]

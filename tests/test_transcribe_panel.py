@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from agent_app.media.transcript import Transcript, TranscriptSegment
 from agent_app.types import MediaAsset
 from agent_app.ui.transcript_panel import transcript_exports
-from tests.media_factory import silent_mp4, speech_mp4
+from tests.media_factory import SENTENCES, silent_mp4, speech_mp4, speech_track, write_audio_file
 from tests.transcribe_support import SETTINGS, new_workspace
 
 
@@ -113,3 +113,14 @@ def test_exports_are_named_after_the_asset_and_parse_as_subtitles() -> None:
     captions = webvtt.from_buffer(io.StringIO(exports["WebVTT"].data)).captions
     assert [c.start for c in captions] == ["00:00:00.100", "00:00:01.000"]
     assert exports["Text"].data == "Hello.\nA <b> & c.\n"
+
+
+def test_a_transcript_with_missing_stretches_says_so_in_the_panel(tmp_path: Path) -> None:
+    """A recording with a 3 s hole in its audio: the panel warns, so the transcript never passes as whole."""
+    samples, spans = speech_track(SENTENCES[:2], rate=48_000)
+    media = write_audio_file(tmp_path / "paused.mkv", samples[None], 48_000, codec="aac", hole=(spans[0][1], 3_000))
+    app, asset = app_for(tmp_path, media, "Paused.mkv")
+    app.run()
+    app.button(key=f"transcript_{asset.id}_run").click().run()
+    assert not app.exception and not app.error
+    assert len(app.warning) == 1 and "gaps" in app.warning[0].value

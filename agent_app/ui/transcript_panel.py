@@ -141,6 +141,8 @@ def render_transcript_panel(
             width="stretch",
             on_click="ignore",
         )
+    for note in transcript.notes:  # damaged or missing stretches: the transcript is not the whole file
+        st.warning(note, icon=":material/warning:")
     if not transcript.segments:
         st.info("No speech was recognized in this file.", icon=":material/info:")
         return
