@@ -82,7 +82,7 @@ def test_upload_lists_asset_and_remove_deletes_it(data_dir: Path, clip: bytes, t
     storage = SqliteStorage(data_dir)
     assets = storage.list_assets(at.query_params["project"])
     at.sidebar.button(key=f"sidebar_remove_{assets[0].id}").click().run()
-    assert "Remove this file" in texts(at.sidebar.warning)[0]  # asked first: nothing deleted yet
+    assert "Remove “clip.mp4” from the project?" in texts(at.sidebar.warning)[0]  # asked first: nothing deleted
     at.sidebar.button(key=f"sidebar_remove_no_{assets[0].id}").click().run()
     assert not at.sidebar.warning and len(storage.list_assets(at.query_params["project"])) == 2
     at.sidebar.button(key=f"sidebar_remove_{assets[0].id}").click().run()
@@ -217,3 +217,20 @@ def test_same_named_assets_and_projects_can_each_be_picked(data_dir: Path, clip:
     at.sidebar.button(key="sidebar_create_project").click().run()
     at.sidebar.selectbox(key="sidebar_project").select(original).run()
     assert at.query_params["project"] == original
+
+
+def test_media_buttons_have_words_and_names_stay_literal(data_dir: Path, clip: bytes) -> None:
+    """Keyboard and screen-reader users get "Play"/"Remove", not an icon's name; tooltips and scene
+    options are Markdown, so names are escaped there too."""
+    at = new_page()
+    at.sidebar.file_uploader[0].upload("*clip*.mp4", clip, "video/mp4").run()
+    asset_id = str(at.session_state["ws.active_asset_id"])
+    play, remove = (
+        at.sidebar.button(key=f"sidebar_play_{asset_id}"),
+        at.sidebar.button(key=f"sidebar_remove_{asset_id}"),
+    )
+    assert (play.label, remove.label) == ("Play", "Remove")
+    assert remove.help == "Remove \\*clip\\*.mp4 from the project"
+    at.sidebar.text_input(key="sidebar_new_scene").input("**Intro** ![x](https://example.com/x.png)")
+    at.sidebar.button(key="sidebar_add_scene").click().run()
+    assert at.sidebar.radio(key="sidebar_scene").options == ["\\*\\*Intro\\*\\* !\\[x\\](https://example.com/x.png)"]

@@ -110,7 +110,7 @@ def render_scenes(workspace: Workspace) -> None:
     st.subheader("Scenes", divider="gray")
     scenes = workspace.scenes()
     if scenes:
-        names = {scene.id: scene.name for scene in scenes}
+        names = {scene.id: escape_markdown(scene.name) for scene in scenes}  # radio options are Markdown
         current = workspace.scene_id if workspace.scene_id in names else scenes[0].id
         workspace.select_scene(current)
         pick_by_id(
@@ -209,29 +209,34 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
         with st.container(border=True):
             badge = " :blue-badge[in the player]" if asset.id == active_id else ""
             st.markdown(f"{icon} **{escape_markdown(asset.name)}**{badge}")
-            info_col, play_col, remove_col = st.columns([4, 1, 1], vertical_alignment="center", gap="small")
-            with info_col:
+            # A horizontal container, not columns: columns stack on a phone, one button per line. The
+            # buttons carry words, not only icons: an icon's name ("delete") is all a screen reader or a
+            # keyboard user would get, the same for every file.
+            with st.container(horizontal=True, vertical_alignment="center", gap="small"):
                 st.caption(f"{format_duration(asset.duration_ms)} · {format_size(asset.size_bytes)}")
-            actions = (
-                (play_col, "play", ":material/play_arrow:", f"Show {asset.name} in the player", _on_play),
-                (remove_col, "remove", ":material/delete:", f"Remove {asset.name}", _on_remove_asked),
-            )
-            for column, action, icon_name, help_text, callback in actions:
-                column.button(
-                    "",
-                    key=f"sidebar_{action}_{asset.id}",
-                    icon=icon_name,
-                    help=help_text,
-                    on_click=callback,
-                    args=(workspace, asset.id),
-                    type="tertiary",
+                name = escape_markdown(asset.name)  # a tooltip is Markdown too
+                actions = (
+                    ("play", "Play", ":material/play_arrow:", f"Show {name} in the player", _on_play),
+                    ("remove", "Remove", ":material/delete:", f"Remove {name} from the project", _on_remove_asked),
                 )
+                for action, label, icon_name, help_text, callback in actions:
+                    st.button(
+                        label,
+                        key=f"sidebar_{action}_{asset.id}",
+                        icon=icon_name,
+                        help=help_text,
+                        on_click=callback,
+                        args=(workspace, asset.id),
+                        type="tertiary",
+                    )
             if workspace.state.get(_CONFIRM_REMOVE) == asset.id:
                 _render_remove_question(workspace, asset)
 
 
 def _render_remove_question(workspace: Workspace, asset: MediaAsset) -> None:
-    st.warning("Remove this file from the project? Its media file is deleted.", icon=":material/delete:")
+    st.warning(
+        f"Remove “{escape_markdown(asset.name)}” from the project? Its media file is deleted.", icon=":material/delete:"
+    )
     yes_col, no_col = st.columns(2)
     yes_col.button(
         "Remove",
