@@ -171,10 +171,13 @@ def conversation_problems(messages: Sequence[ChatMessage]) -> list[tuple[str, st
     it, and an assistant turn whose calls are not all answered before the conversation goes on. Such a
     history is the client's mistake, so it gets a 400 naming the message instead of a provider's 400
     reported as a 502. The orchestrator never sends one: it answers every call, even of a cut-off run.
+    A blank user message is refused too: it asks nothing, and Gemini rejects an empty text part.
     """
     problems: list[tuple[str, str]] = []
     open_calls: dict[str, str] = {}  # id -> field of the call, for the turn being answered
     for index, message in enumerate(messages):
+        if message.role == "user" and not message.content.strip():
+            problems.append((f"messages[{index}].content", "a user message must not be empty"))
         if message.role == "tool":
             if message.tool_result is None:
                 problems.append((f"messages[{index}].toolResult", "required for a message with role 'tool'"))

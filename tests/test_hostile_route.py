@@ -210,6 +210,7 @@ def test_huge_strings_and_many_messages_stay_within_the_limit(openai_llm: FakeLL
             ["messages[1].toolCalls[0].id", "messages[3].toolResult.toolCallId"],
         ),
         ([{**_user(), "toolCalls": [{"id": "c1", "name": "transcribe_video"}]}], ["messages[0].toolCalls"]),
+        ([_user(" \n\t"), _user("")], ["messages[0].content", "messages[1].content"]),
     ],
     ids=[
         "result-without-call",
@@ -220,6 +221,7 @@ def test_huge_strings_and_many_messages_stay_within_the_limit(openai_llm: FakeLL
         "duplicate-call-ids",
         "result-after-a-user-message",
         "user-with-tool-calls",
+        "blank-questions",
     ],
 )
 def test_histories_providers_reject_get_400(openai_llm: FakeLLMServer, messages: list[Any], fields: list[str]) -> None:
