@@ -52,7 +52,7 @@ def conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
             messages.append({"role": "assistant", "content": draw(_text), "toolCalls": calls})
             for call in draw(st.permutations(calls)):
                 outcome = draw(st.sampled_from(["result", "error"]))
-                result = {"toolCallId": call["id"], "name": call["name"]}
+                result: dict[str, Any] = {"toolCallId": call["id"], "name": call["name"]}
                 result.update({"result": draw(_json)} if outcome == "result" else {"error": draw(_text)})
                 messages.append({"role": "tool", "content": draw(_text), "toolResult": result})
     messages.append({"role": "user", "content": draw(_user_text)})
