@@ -212,8 +212,8 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
             # A horizontal container, not columns: columns stack on a phone, one button per line. The
             # buttons carry words, not only icons: an icon's name ("delete") is all a screen reader or a
             # keyboard user would get, the same for every file.
+            st.caption(f"{format_duration(asset.duration_ms)} · {format_size(asset.size_bytes)}")
             with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-                st.caption(f"{format_duration(asset.duration_ms)} · {format_size(asset.size_bytes)}")
                 name = escape_markdown(asset.name)  # a tooltip is Markdown too
                 actions = (
                     ("play", "Play", ":material/play_arrow:", f"Show {name} in the player", _on_play),
