@@ -50,7 +50,13 @@ from agent_app.types import (
     ToolEnvironment,
     ToolResult,
 )
-from agent_app.validation import describe_unknown_tool, normalize_tool_args, validate_tool_args
+from agent_app.validation import (
+    MAX_JSON_DEPTH,
+    describe_unknown_tool,
+    json_depth_exceeds,
+    normalize_tool_args,
+    validate_tool_args,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -300,6 +306,10 @@ class Orchestrator:
             text = json.dumps(data, allow_nan=False)
         except (PydanticSerializationError, TypeError, ValueError) as exc:
             raise UnsendableResultError(f"{name} returned a result that is not JSON-serializable ({exc})") from None
+        if json_depth_exceeds(data):
+            raise UnsendableResultError(
+                f"{name} returned data nested more than {MAX_JSON_DEPTH} levels deep, which cannot be sent to the model"
+            )
         if len(text) > self.max_result_chars:
             raise UnsendableResultError(
                 f"{name} returned {len(text):,} characters of JSON, more than the {self.max_result_chars:,} "

@@ -118,3 +118,27 @@ def describe_unknown_tool(name: str, available: Iterable[str]) -> str:
     names = list(available)
     listing = ", ".join(names) if names else "none"
     return f"Unknown tool '{name}'. Available tools: {listing}"
+
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of a tool's arguments or result that is kept. The history goes back through the route on
+every request, and its JSON parser stops at about 200 levels: one deeper value stored in a conversation
+would make every later request of it fail. No real tool argument or result comes near 64."""
+
+
+def json_depth_exceeds(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` (plain JSON data) nests containers more than ``limit`` levels deep. Iterative, so a
+    pathological value cannot exhaust the stack while being measured."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False

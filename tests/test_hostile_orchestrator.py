@@ -20,7 +20,7 @@ from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, MAX_CALLS_PER_ROUND, Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
-from agent_app.types import ChatMessage, ToolDefinition, ToolEnvironment, ToolResult
+from agent_app.types import ChatMessage, ChatRequest, ToolDefinition, ToolEnvironment, ToolResult
 from agent_app.ui.recovery import close_unfinished_calls
 from tests.fake_llm import (
     FakeLLMServer,
@@ -164,3 +164,39 @@ def test_gemini_ids_reused_across_turns_are_made_unique(gemini_llm: FakeLLMServe
     sent = gemini_llm.gemini.last.json["contents"]
     responses = [p["functionResponse"] for c in sent for p in c["parts"] if "functionResponse" in p]
     assert [r.get("id") for r in responses] == ["fc_1", "fc_1"]  # Gemini gets its own ids back
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_a_result_too_deep_for_the_route_is_a_tool_error_not_a_poisoned_conversation(
+    openai_llm: FakeLLMServer,
+) -> None:
+    """The route's JSON parser stops at ~200 levels; a result that deep, once stored, would fail every
+    later request of the conversation with a 400."""
+    openai_llm.chat.push(openai_tool_calls(tool_call("deep", {}, id="c1")), openai_text("sorry"), openai_text("ok"))
+    messages, chat = _run({"deep": lambda args, env: _nested(220)})
+    [result] = _results(messages)
+    assert result.error is not None and "levels deep" in result.error
+    assert messages[-1].content == "sorry" and chat.error is None
+    follow_up = ChatRequest(messages=[*messages, ChatMessage(role="user", content="more")])
+    assert InProcessChatClient().send(follow_up).content == "ok"  # the conversation goes on
+
+    openai_llm.chat.push(openai_tool_calls(tool_call("deep", {}, id="c2")), openai_text("ok"))
+    fine, _ = _run({"deep": lambda args, env: _nested(40)})
+    assert _results(fine)[0].error is None
+
+
+def test_model_arguments_too_deep_are_an_arguments_error(openai_llm: FakeLLMServer) -> None:
+    deep = json.dumps({"a": _nested(100)})
+    huge = '{"a":' + "[" * 100_000 + "]" * 100_000 + "}"
+    openai_llm.chat.push(openai_tool_calls(tool_call("deep", deep, id="c1"), tool_call("deep", huge, id="c2")))
+    openai_llm.chat.push(openai_text("ok"))
+    messages, chat = _run({"deep": lambda args, env: "ran"})
+    results = _results(messages)
+    assert [r.error is not None and "levels deep" in r.error for r in results] == [True, True]
+    assert chat.error is None and messages[-1].content == "ok"

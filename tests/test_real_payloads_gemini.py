@@ -280,3 +280,12 @@ def test_stored_turn_that_does_not_match_its_calls_is_rebuilt(gemini_llm: FakeLL
     _chat(gemini_llm, _response({**_model({"text": "Done."}), "finishReason": "STOP"}), history)
     model_turn = gemini_llm.gemini.last.json["contents"][1]
     assert model_turn["parts"] == [{"functionCall": {"name": "transcribe_video", "args": {"assetId": "a1"}}}]
+
+
+def test_call_arguments_too_deep_to_store_are_a_provider_error(gemini_llm: FakeLLMServer) -> None:
+    args: Any = "bottom"
+    for _ in range(100):
+        args = {"a": args}
+    body = _response({**_model({"functionCall": {"name": "transcribe_video", "args": args}}), "finishReason": "STOP"})
+    with pytest.raises(ProviderError, match="deeper"):
+        _chat(gemini_llm, body)

@@ -46,6 +46,7 @@ from agent_app.providers.base import (
     synthesize_call_id,
 )
 from agent_app.types import ChatMessage, ParameterType, ToolCall, ToolParameter, ToolResult, ToolSchema
+from agent_app.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 T = TypeVar("T")
 
@@ -283,7 +284,10 @@ def response_to_provider(
         reused = gemini_id in call_ids or (taken is not None and gemini_id in taken)
         call_id = gemini_id if gemini_id and not reused else synthesize_call_id()
         call_ids[call_id] = gemini_id
-        calls.append(ToolCall(id=call_id, name=function_call.name, args=dict(function_call.args or {})))
+        args = dict(function_call.args or {})
+        if json_depth_exceeds(args):  # stored in the history, it would break every later request
+            raise ProviderError(f"Gemini's call of {function_call.name} nests deeper than {MAX_JSON_DEPTH} levels")
+        calls.append(ToolCall(id=call_id, name=function_call.name, args=args))
     if not calls and not texts:
         raise ProviderError(f"Gemini returned an empty answer (finish_reason={candidate.finish_reason})")
     assert candidate.content is not None  # parts were found above

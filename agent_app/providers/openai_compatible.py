@@ -45,6 +45,7 @@ from agent_app.providers.base import (
     synthesize_call_id,
 )
 from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
+from agent_app.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 _to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 """One encoder for every message (``json.dumps`` with options builds a new encoder per call)."""
@@ -144,7 +145,7 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     """``(args, None)`` for a JSON object (or nothing), ``({}, why)`` for anything else."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
-    if isinstance(raw, dict):  # some servers send an object, not a string
+    if isinstance(raw, dict) and not json_depth_exceeds(raw):  # some servers send an object, not a string
         return raw, None
     try:
         parsed = json.loads(raw) if isinstance(raw, str | bytes) else raw
@@ -152,8 +153,12 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
         return {}, f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
     except ValueError as exc:
         return {}, f"The arguments are not valid JSON ({exc}); send a JSON object"
+    except RecursionError:
+        return {}, f"The arguments nest more than {MAX_JSON_DEPTH} levels deep; send a flatter object"
     if not isinstance(parsed, dict):
         return {}, f"The arguments must be a JSON object, got {type(parsed).__name__}"
+    if json_depth_exceeds(parsed):
+        return {}, f"The arguments nest more than {MAX_JSON_DEPTH} levels deep; send a flatter object"
     return parsed, None
 
 
