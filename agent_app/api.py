@@ -282,14 +282,22 @@ def _handle(request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None) -> 
     return ApiResult(200, response.to_chat_response().to_wire())
 
 
-def handle_chat_body(body: bytes, tool_schemas: Sequence[ToolSchema] | None = None) -> ApiResult:
-    """The whole route for a request body: size limit, validation, then :func:`handle_chat_request`."""
-    try:
-        limit = max_body_bytes()
-    except ValueError as exc:
-        return _error(502, str(exc))
-    if len(body) > limit:
-        return _error(413, f"Request body too large: the limit is {limit} bytes")
+def handle_chat_body(
+    body: bytes, tool_schemas: Sequence[ToolSchema] | None = None, *, limit_size: bool = True
+) -> ApiResult:
+    """The whole route for a request body: size limit, validation, then :func:`handle_chat_request`.
+
+    ``limit_size=False`` is for the page's in-process client: ``AGENT_MAX_BODY_BYTES`` protects the server
+    from what arrives over the network, while the page's own history legitimately grows past it (a few long
+    transcripts), and refusing it would end that conversation for good.
+    """
+    if limit_size:
+        try:
+            limit = max_body_bytes()
+        except ValueError as exc:
+            return _error(502, str(exc))
+        if len(body) > limit:
+            return _error(413, f"Request body too large: the limit is {limit} bytes")
     parsed = parse_chat_request(body)
     if isinstance(parsed, ApiResult):
         return parsed

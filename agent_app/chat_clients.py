@@ -1,8 +1,9 @@
 """The two ways the orchestrator reaches ``POST /api/agent/chat`` (both are :class:`~agent_app.types.ChatClient`).
 
 * :class:`InProcessChatClient` — the page's default: it calls the route's own handler with the same JSON
-  bytes an HTTP client would send, so validation, limits and status mapping are identical, without a
-  network hop or a token (the page runs in the server process).
+  bytes an HTTP client would send, so validation and status mapping are identical, without a network hop,
+  a token or the network body limit (the page runs in the server process, and its history may outgrow
+  ``AGENT_MAX_BODY_BYTES``; the provider's context window is the real bound there).
 * :class:`HttpChatClient` — for callers running elsewhere: an httpx POST, with the bearer token when the
   server requires one.
 
@@ -56,7 +57,7 @@ class InProcessChatClient:
         self._schemas = registry.to_tool_schemas() if registry is not None else None
 
     def send(self, request: ChatRequest) -> ChatResponse:
-        result = handle_chat_body(encode_request(request), self._schemas)
+        result = handle_chat_body(encode_request(request), self._schemas, limit_size=False)
         return decode_response(result.status, result.body)
 
 

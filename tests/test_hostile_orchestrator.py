@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent_app.api import conversation_problems
+from agent_app.api import conversation_problems, handle_chat_body
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, MAX_CALLS_PER_ROUND, Orchestrator
 from agent_app.registry import ToolRegistry
@@ -200,3 +200,15 @@ def test_model_arguments_too_deep_are_an_arguments_error(openai_llm: FakeLLMServ
     results = _results(messages)
     assert [r.error is not None and "levels deep" in r.error for r in results] == [True, True]
     assert chat.error is None and messages[-1].content == "ok"
+
+
+def test_a_history_past_the_network_body_limit_still_works_in_the_page(
+    openai_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The body limit guards the HTTP route; a long conversation in the page must not die with a 413."""
+    monkeypatch.setenv("AGENT_MAX_BODY_BYTES", "5000")
+    openai_llm.chat.push(openai_tool_calls(tool_call("big", {}, id="c1")), openai_text("done"))
+    messages, chat = _run({"big": lambda args, env: "x" * 20_000})
+    assert chat.error is None and messages[-1].content == "done"
+    over_http = handle_chat_body(ChatRequest(messages=messages).model_dump_json(by_alias=True).encode())
+    assert over_http.status == 413
