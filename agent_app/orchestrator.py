@@ -29,6 +29,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -197,7 +198,7 @@ class Orchestrator:
         in which an assistant tool call has no answer, and this history is stored, so one unanswered
         call would break every later request of the conversation.
         """
-        calls = response.tool_calls or []
+        calls = unique_call_ids(response.tool_calls or [], history)
         message = ChatMessage(
             role="assistant", content=response.content, tool_calls=calls, provider_metadata=response.provider_metadata
         )
@@ -358,6 +359,21 @@ class Orchestrator:
         self.agent.set_active_tool(None)
         self.agent.set_status("error")
         self._notify("on_status", "error", None)
+
+
+def unique_call_ids(calls: Sequence[ToolCall], history: Sequence[ChatMessage]) -> list[ToolCall]:
+    """``calls`` with a fresh id for any that repeats an earlier call's (in the turn or the history).
+
+    The adapters already ensure this; a client of another kind may not, and a stored history with a
+    repeated id is refused by the route (and matched wrongly by the page) for the rest of the conversation.
+    """
+    seen = {call.id for message in history for call in message.tool_calls or []}
+    unique: list[ToolCall] = []
+    for call in calls:
+        kept = call.model_copy(update={"id": f"call_{uuid.uuid4().hex}"}) if call.id in seen else call
+        seen.add(kept.id)
+        unique.append(kept)
+    return unique
 
 
 def describe_exception(exc: BaseException) -> str:

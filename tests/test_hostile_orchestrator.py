@@ -20,7 +20,15 @@ from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, MAX_CALLS_PER_ROUND, Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
-from agent_app.types import ChatMessage, ChatRequest, ToolDefinition, ToolEnvironment, ToolResult
+from agent_app.types import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    ToolCall,
+    ToolDefinition,
+    ToolEnvironment,
+    ToolResult,
+)
 from agent_app.ui.recovery import close_unfinished_calls
 from tests.fake_llm import (
     FakeLLMServer,
@@ -212,3 +220,31 @@ def test_a_history_past_the_network_body_limit_still_works_in_the_page(
     assert chat.error is None and messages[-1].content == "done"
     over_http = handle_chat_body(ChatRequest(messages=messages).model_dump_json(by_alias=True).encode())
     assert over_http.status == 413
+
+
+class _RepeatingClient:
+    """A ChatClient of another kind (not our route) whose model reuses ids within and across turns."""
+
+    def __init__(self) -> None:
+        self.sent: list[ChatRequest] = []
+
+    def send(self, request: ChatRequest) -> ChatResponse:
+        self.sent.append(request)
+        if len(self.sent) <= 2:
+            calls = [ToolCall(id="x", name="echo", args={"n": n}) for n in range(2)]
+            return ChatResponse(content="", tool_calls=calls)
+        return ChatResponse(content="done")
+
+
+def test_ids_repeated_by_any_client_are_made_unique_before_storing() -> None:
+    registry = ToolRegistry()
+    registry.register_tool(ToolDefinition(name="echo", description="e", parameters=[], execute=lambda a, e: a["n"]))
+    state: dict[str, Any] = {}
+    chat = ChatStore(state)
+    chat.add_message({"role": "user", "content": "Go"})
+    client = _RepeatingClient()
+    Orchestrator(client, registry, chat, AgentStore(state)).run()
+    ids = [call.id for m in chat.messages for call in m.tool_calls or []]
+    assert len(ids) == 4 and len(set(ids)) == 4 and ids[0] == "x"
+    assert conversation_problems(chat.messages) == []
+    assert all(conversation_problems(request.messages) == [] for request in client.sent)
