@@ -4,6 +4,7 @@ and the fake LLM server (nothing of ours is mocked)."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
+from agent_app.ui.conversation_locks import conversation_lock
 from tests.fake_llm import (
     FakeLLMServer,
     error_reply,
@@ -272,3 +274,59 @@ def test_model_answer_cannot_load_external_images(data_dir: Path, fake_llm: Fake
     assert "[chart](https://evil.example/p.png?leak=secret)" in answer and "![chart]" not in answer
     assert "```md\n![kept](in-code.png)\n```" in answer
     assert stored_messages(data_dir, at.query_params["chat"])[1] == ("assistant", HOSTILE_ANSWER)  # stored as sent
+
+
+def test_two_tabs_in_one_conversation_each_see_and_send_the_whole_history(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    """Tab B opened the conversation before tab A added a turn: B shows A's turn and the model gets it."""
+    fake_llm.chat.push(openai_text("First answer."))
+    tab_a = send(new_page(), "First question")
+    tab_b = new_page(dict(tab_a.query_params))
+    fake_llm.chat.push(openai_text("Second answer."))
+    send(tab_a, "Second question")
+    tab_b.run()
+    assert [text for _, text in bubbles(tab_b)][-1] == "Second answer."
+    fake_llm.chat.push(openai_text("Third answer."))
+    send(tab_b, "Third question")
+    sent = [(m["role"], m.get("content")) for m in fake_llm.chat.last.json["messages"][1:]]
+    assert sent == [
+        ("user", "First question"),
+        ("assistant", "First answer."),
+        ("user", "Second question"),
+        ("assistant", "Second answer."),
+        ("user", "Third question"),
+    ]
+    assert len(stored_messages(data_dir, tab_a.query_params["chat"])) == 6
+
+
+def test_runs_of_two_tabs_in_one_conversation_take_turns(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    """B sends while another tab's run holds the conversation: B waits for it, then goes on from what that
+    run stored, so storage never interleaves the two turns."""
+    fake_llm.chat.push(openai_text("Opening answer."))
+    tab_b = send(new_page(), "Opening")
+    chat_id = tab_b.query_params["chat"]
+    lock = conversation_lock(chat_id)
+    lock.acquire()  # tab A's run is under way
+
+    def tab_a_finishes() -> None:
+        storage = SqliteStorage(data_dir)
+        storage.append_message(chat_id, ChatMessage(role="user", content="A asks"))
+        storage.append_message(chat_id, ChatMessage(role="assistant", content="A's answer."))
+        storage.close()
+        lock.release()
+
+    timer = threading.Timer(1.0, tab_a_finishes)
+    timer.start()
+    fake_llm.chat.push(openai_text("B's answer."))
+    send(tab_b, "B asks")
+    timer.join()
+    assert stored_messages(data_dir, chat_id)[2:] == [
+        ("user", "A asks"),
+        ("assistant", "A's answer."),
+        ("user", "B asks"),
+        ("assistant", "B's answer."),
+    ]
+    sent = [m.get("content") for m in fake_llm.chat.last.json["messages"][-3:]]
+    assert sent == ["A asks", "A's answer.", "B asks"]
+    assert [text for _, text in bubbles(tab_b)][-2:] == ["B asks", "B's answer."]

@@ -8,6 +8,8 @@ again on the kept history: the user's message was written when it was sent and i
 
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -19,6 +21,7 @@ from agent_app.storage import ProjectMediaLibrary, StorageError
 from agent_app.stores import SessionState
 from agent_app.types import ChatClient, ChatMessage, MediaAsset
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
+from agent_app.ui.conversation_locks import conversation_lock
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.live_status import LiveStatus
 from agent_app.ui.markdown_text import chat_markdown
@@ -26,10 +29,13 @@ from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.workspace import Workspace
 
+_LOGGER = logging.getLogger(__name__)
 PROMPT_KEY = "chat_prompt"
 _PENDING_PROMPT = "chat.pending_prompt"
 _PENDING_RETRY = "chat.pending_retry"
 HISTORY_HEIGHT = 560
+BUSY_WAIT_SECONDS = 600.0
+"""How long a run waits for another tab's run in the same conversation (a long transcription)."""
 MAX_LISTED_CONVERSATIONS = 30
 """Most recent first; a rerun draws at most this many buttons however long the project's history."""
 
@@ -123,6 +129,48 @@ def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], pro
     workspace.state.pop(_PENDING_RETRY, None)
     chat = workspace.chat
     chat.set_error(None)  # a new attempt: the last one's error no longer applies
+    lock = _wait_for_other_tabs(workspace, deferral)
+    try:
+        _ask(workspace, assistant, assets, prompt, deferral)
+    finally:
+        lock.release()
+    deferral.release()
+    st.rerun()
+
+
+def _wait_for_other_tabs(workspace: Workspace, deferral: RerunDeferral) -> threading.Lock:
+    """The open conversation's run lock, acquired: waiting while another tab runs in it, then catching
+    up with what that run stored. A chat not stored yet is nobody else's (a private lock). After
+    :data:`BUSY_WAIT_SECONDS` the other run is taken to be stuck and this one goes ahead anyway."""
+    conversation_id = workspace.conversation_id
+    if conversation_id is None:
+        private = threading.Lock()
+        private.acquire()
+        return private
+    lock = conversation_lock(conversation_id)
+    if not lock.acquire(blocking=False):
+        note = None
+        with deferral.hold(), st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+            note = st.empty()
+            note.caption("Waiting for the answer another tab is getting in this conversation…")
+        if not lock.acquire(timeout=BUSY_WAIT_SECONDS):
+            _LOGGER.warning(
+                "Conversation %s: another run held it for %.0f s; going ahead", conversation_id, BUSY_WAIT_SECONDS
+            )
+            lock = threading.Lock()
+            lock.acquire()
+        if note is not None:
+            with deferral.hold():
+                note.empty()
+    workspace.catch_up()
+    return lock
+
+
+def _ask(
+    workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None, deferral: RerunDeferral
+) -> None:
+    """Append the user's message (if any) and run the orchestrator with a live status box."""
+    chat = workspace.chat
     try:
         close_unfinished_calls(chat)  # before the new message: results must follow their calls
         if prompt is not None:
@@ -153,13 +201,12 @@ def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], pro
             listener=LiveStatus(box, deferral),
         )
         orchestrator.run()
-    deferral.release()
-    st.rerun()
 
 
 def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[MediaAsset]) -> None:
     """The chat column. ``assistant`` is ``None`` when the route client cannot be built at all."""
     state = workspace.state
+    workspace.catch_up()  # another tab may have added to this conversation
     messages = workspace.chat.messages
     # Read, not taken: if a click reruns the page before the run starts, the request survives.
     pending = state.get(_PENDING_PROMPT)

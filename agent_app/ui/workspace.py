@@ -146,6 +146,17 @@ class Workspace:
             self.storage.append_message(conversation.id, message)
         return conversation.id
 
+    def catch_up(self) -> bool:
+        """Load what another session (a second tab) added to the open conversation since it was opened
+        here; ``True`` when there was something. Costs one indexed count when nothing changed."""
+        conversation_id = self.conversation_id
+        if conversation_id is None or self.storage.count_messages(conversation_id) <= len(self.chat.messages):
+            return False
+        error = self.chat.error
+        self.chat.load_messages(self.storage.load_messages(conversation_id))
+        self.chat.set_error(error)
+        return True
+
     def conversations(self) -> list[Conversation]:
         return self.storage.list_conversations(self.project().id)
 
