@@ -6,10 +6,12 @@ the same wherever a request comes from. The handler never raises and never answe
 
 =====  ==========================================================================================
 200    ``{content, toolCalls?, providerMetadata?}``
-400    body is not JSON or not ``{messages, context?}`` (the message names the fields)
+400    body is not JSON (``NaN``/``Infinity`` are not), not ``{messages, context?}``, or a history no
+       provider accepts (:func:`conversation_problems`); the message names the fields
 401    ``AGENT_API_TOKEN`` is set and the request lacks ``Authorization: Bearer <token>`` (HTTP only)
-403    no token is configured and the caller is not a direct loopback client (HTTP only)
-413    body larger than ``AGENT_MAX_BODY_BYTES``
+403    no token is configured and the caller is not a direct loopback client, or is a browser page of
+       another site (``Origin``, ``Sec-Fetch-Site``, a non-loopback ``Host``) (HTTP only)
+413    body larger than ``AGENT_MAX_BODY_BYTES`` (not checked for the page's in-process client)
 502    missing/invalid LLM or tool configuration (naming the setting), ``Unknown LLM provider: <name>``,
        or ``{"error": "LLM provider error"}`` for any provider failure (cause logged, secrets removed)
 =====  ==========================================================================================
