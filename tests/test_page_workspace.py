@@ -234,3 +234,15 @@ def test_media_buttons_have_words_and_names_stay_literal(data_dir: Path, clip: b
     at.sidebar.text_input(key="sidebar_new_scene").input("**Intro** ![x](https://example.com/x.png)")
     at.sidebar.button(key="sidebar_add_scene").click().run()
     assert at.sidebar.radio(key="sidebar_scene").options == ["\\*\\*Intro\\*\\* !\\[x\\](https://example.com/x.png)"]
+
+
+def test_rename_project(data_dir: Path) -> None:
+    at = new_page()
+    at.sidebar.button(key="sidebar_rename_project_button").click().run()
+    assert texts(at.sidebar.error) == ["Type the project's new name first."]
+    at.sidebar.text_input(key="sidebar_rename_project").input("  Harbour   cut ")
+    at.sidebar.button(key="sidebar_rename_project_button").click().run()
+    assert "Harbour cut" in texts(at.main.header)
+    assert at.sidebar.text_input(key="sidebar_rename_project").value == ""
+    assert [p.name for p in SqliteStorage(data_dir).list_projects()] == ["Harbour cut"]
+    assert not at.sidebar.error

@@ -25,24 +25,28 @@ _IMPORTED = "sidebar.imported_file_ids"
 _CONFIRM_REMOVE = "sidebar.confirm_remove_asset_id"
 
 
-def _notices(state: SessionState) -> list[tuple[str, str]]:
-    """``(kind, text)`` messages from the last callback, shown once on the next draw."""
+def _notices(state: SessionState) -> list[tuple[str, str, str]]:
+    """``(section, kind, text)`` messages from the last callback, shown once on the next draw."""
     value = state.setdefault(_NOTICES, [])
     assert isinstance(value, list)
     return value
 
 
-def _notify(state: SessionState, kind: str, text: str) -> None:
-    _notices(state).append((kind, text))
+def _notify(state: SessionState, kind: str, text: str, section: str = "media") -> None:
+    _notices(state).append((section, kind, text))
 
 
-def _show_notices(state: SessionState) -> None:
-    for kind, text in _notices(state):
+def _show_notices(state: SessionState, section: str) -> None:
+    """The notices of ``section``, next to the controls that caused them."""
+    pending = _notices(state)
+    for notice_section, kind, text in pending:
+        if notice_section != section:
+            continue
         if kind == "error":
             st.error(escape_markdown(text), icon=":material/error:")
         else:
             st.success(escape_markdown(text), icon=":material/check_circle:")
-    state[_NOTICES] = []
+    state[_NOTICES] = [notice for notice in pending if notice[0] != section]
 
 
 # --- project ----------------------------------------------------------------------------------
@@ -56,12 +60,25 @@ def _on_project_picked(workspace: Workspace, picked: str | None) -> None:
 def _on_project_created(workspace: Workspace) -> None:
     name = str(st.session_state.get("sidebar_new_project", "")).strip()
     if not name:
-        _notify(workspace.state, "error", "Give the new project a name first.")
+        _notify(workspace.state, "error", "Give the new project a name first.", "project")
         return
     project = workspace.storage.create_project(name)
     workspace.open_project(project.id)
     st.session_state["sidebar_new_project"] = ""
     st.session_state["sidebar_project"] = project.id
+
+
+def _on_project_renamed(workspace: Workspace) -> None:
+    name = str(st.session_state.get("sidebar_rename_project", "")).strip()
+    if not name:
+        _notify(workspace.state, "error", "Type the project's new name first.", "project")
+        return
+    try:
+        workspace.storage.rename_project(workspace.project().id, name)
+    except StorageError as exc:
+        _notify(workspace.state, "error", str(exc), "project")
+        return
+    st.session_state["sidebar_rename_project"] = ""
 
 
 def render_project(workspace: Workspace) -> None:
@@ -77,9 +94,14 @@ def render_project(workspace: Workspace) -> None:
         key="sidebar_project",
         on_pick=lambda i: _on_project_picked(workspace, i),
     )
-    with st.expander("New project", icon=":material/add:"):
+    with st.expander("New or rename project", icon=":material/add:"):
         st.text_input("Name", key="sidebar_new_project", placeholder="e.g. Harbour documentary")
         st.button("Create project", key="sidebar_create_project", on_click=_on_project_created, args=(workspace,))
+        st.text_input("Rename this project to", key="sidebar_rename_project", placeholder=current.name)
+        st.button(
+            "Rename project", key="sidebar_rename_project_button", on_click=_on_project_renamed, args=(workspace,)
+        )
+    _show_notices(workspace.state, "project")
 
 
 # --- scenes -----------------------------------------------------------------------------------
@@ -96,12 +118,12 @@ def _on_scene_renamed(workspace: Workspace) -> None:
     scene_id = workspace.scene_id
     name = str(st.session_state.get("sidebar_rename_scene", "")).strip()
     if scene_id is None or not name:
-        _notify(workspace.state, "error", "Type the scene's new name first.")
+        _notify(workspace.state, "error", "Type the scene's new name first.", "scenes")
         return
     try:
         workspace.storage.rename_scene(scene_id, name)
     except StorageError as exc:
-        _notify(workspace.state, "error", str(exc))
+        _notify(workspace.state, "error", str(exc), "scenes")
         return
     st.session_state["sidebar_rename_scene"] = ""
 
@@ -130,6 +152,7 @@ def render_scenes(workspace: Workspace) -> None:
         if scenes:
             st.text_input("Rename the active scene to", key="sidebar_rename_scene")
             st.button("Rename scene", key="sidebar_rename_scene_button", on_click=_on_scene_renamed, args=(workspace,))
+    _show_notices(workspace.state, "scenes")
 
 
 # --- media library ----------------------------------------------------------------------------
@@ -200,7 +223,7 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
         on_change=_on_upload,
         args=(workspace, key),
     )
-    _show_notices(workspace.state)
+    _show_notices(workspace.state, "media")
     if not assets:
         st.caption("No media yet: upload a clip to talk about it with the assistant.")
     active_id = workspace.active_asset_id
