@@ -417,3 +417,18 @@ def test_ids_openai_would_refuse_are_aliased_consistently(openai_llm: FakeLLMSer
     assert call_ids[2] == "call_ok-1"
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,40}", call_id) for call_id in call_ids)
     assert len(set(call_ids)) == 3
+
+
+def test_content_as_a_list_of_typed_parts(openai_llm: FakeLLMServer) -> None:
+    """Mistral's reasoning models answer with typed parts; only ``text`` parts are the answer."""
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": [{"type": "text", "text": "The user wants..."}]},
+            {"type": "text", "text": "It says "},
+            {"type": "text", "text": "hello."},
+        ],
+        "tool_calls": None,
+        "prefix": False,
+    }
+    assert _chat(openai_llm, _completion(message, "stop")).content == "It says hello."

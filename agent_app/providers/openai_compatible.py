@@ -162,6 +162,18 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     return parsed, None
 
 
+def _text_of(content: object) -> str:
+    """The answer's text. Usually a string; some servers (Mistral's reasoning models, proxies) send a list of
+    typed parts, of which only ``text`` parts are the answer (``thinking`` and the like are not)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text") or "") for part in content if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
 def _no_choices(completion: object) -> ProviderError:
     """The error for a body without choices, quoting the ``error`` some servers put in a 200 body."""
     if not isinstance(completion, ChatCompletion):
@@ -198,7 +210,7 @@ def completion_to_response(completion: object, taken: set[str] | None = None) ->
         calls.append(ToolCall(id=call_id, name=function.name, args=args, arguments_error=error))
         if error is not None:
             unreadable[call_id] = str(function.arguments)
-    content = message.content or getattr(message, "refusal", None) or ""  # a refusal is the model's answer
+    content = _text_of(message.content) or _text_of(getattr(message, "refusal", None))  # a refusal is an answer
     if not calls and not content.strip():
         raise ProviderError(f"the response is empty (finish_reason={choice.finish_reason})")
     if choice.finish_reason == "length" and content.strip():
