@@ -246,3 +246,15 @@ def test_rename_project(data_dir: Path) -> None:
     assert at.sidebar.text_input(key="sidebar_rename_project").value == ""
     assert [p.name for p in SqliteStorage(data_dir).list_projects()] == ["Harbour cut"]
     assert not at.sidebar.error
+
+
+def test_the_same_file_uploaded_twice_is_stored_once(data_dir: Path, clip: bytes, tmp_path: Path) -> None:
+    at = new_page()
+    at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
+    other = make_video(tmp_path / "other.mp4", seconds=1.0).read_bytes()
+    at.sidebar.file_uploader[0].set_value([("other.mp4", other, "video/mp4"), ("copy.mp4", clip, "video/mp4")]).run()
+    assert texts(at.sidebar.info) == ["“copy.mp4” is already in the library as “clip.mp4”."]
+    storage = SqliteStorage(data_dir)
+    assets = storage.list_assets(at.query_params["project"])
+    assert [a.name for a in assets] == ["clip.mp4", "other.mp4"]
+    assert len(list((data_dir / "media").iterdir())) == 2

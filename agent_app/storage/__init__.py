@@ -16,6 +16,7 @@ from agent_app.storage.base import (
     Storage,
     StorageError,
 )
+from agent_app.storage.duplicates import find_same_file
 from agent_app.storage.media_import import ALLOWED_EXTENSIONS, MIME_BY_EXTENSION, max_upload_bytes
 from agent_app.storage.media_library import ProjectMediaLibrary
 from agent_app.storage.models import Conversation, Project, Scene
@@ -54,6 +55,7 @@ __all__ = [
     "Storage",
     "StorageError",
     "data_dir_setting",
+    "find_same_file",
     "max_upload_bytes",
     "open_storage",
 ]

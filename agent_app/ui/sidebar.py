@@ -12,7 +12,13 @@ from collections.abc import Sequence
 import streamlit as st
 
 from agent_app.llm_config import LLMStatus
-from agent_app.storage import ALLOWED_EXTENSIONS, AssetRejectedError, StorageError, max_upload_bytes
+from agent_app.storage import (
+    ALLOWED_EXTENSIONS,
+    AssetRejectedError,
+    StorageError,
+    find_same_file,
+    max_upload_bytes,
+)
 from agent_app.stores import SessionState
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown, format_duration, format_size
@@ -44,6 +50,8 @@ def _show_notices(state: SessionState, section: str) -> None:
             continue
         if kind == "error":
             st.error(escape_markdown(text), icon=":material/error:")
+        elif kind == "info":
+            st.info(escape_markdown(text), icon=":material/info:")
         else:
             st.success(escape_markdown(text), icon=":material/check_circle:")
     state[_NOTICES] = [notice for notice in pending if notice[0] != section]
@@ -177,6 +185,11 @@ def _on_upload(workspace: Workspace, key: str) -> None:
         if uploaded.file_id in seen:
             continue
         seen[uploaded.file_id] = None
+        same = find_same_file(workspace.storage, project_id, uploaded, uploaded.size)
+        if same is not None:
+            _notify(workspace.state, "info", f"“{uploaded.name}” is already in the library as “{same.name}”.")
+            workspace.select_asset(same.id)
+            continue
         try:
             imported.append(workspace.storage.import_asset(project_id, uploaded.name, uploaded))
         except AssetRejectedError as exc:
