@@ -7,6 +7,7 @@ key from ``repr``; errors name a *setting*, never its value.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -61,7 +62,7 @@ class LLMConfig:
 
 def _positive_float(name: str, default: float) -> float:
     value = read_float(name, default)
-    if not value > 0:
+    if not (value > 0 and math.isfinite(value)):
         raise LLMConfigurationError(f"Setting {name} must be a positive number")
     return value
 
@@ -87,8 +88,8 @@ def load_llm_config() -> LLMConfig:
         raise LLMConfigurationError(str(exc)) from None
     if retries < 0:
         raise LLMConfigurationError("Setting LLM_MAX_RETRIES must not be negative")
-    if backoff < 0:
-        raise LLMConfigurationError("Setting LLM_RETRY_BACKOFF_SECONDS must not be negative")
+    if not (backoff >= 0 and math.isfinite(backoff)):  # NaN and infinity are not delays an SDK can use
+        raise LLMConfigurationError("Setting LLM_RETRY_BACKOFF_SECONDS must be a finite number, 0 or more")
     return LLMConfig(
         provider=provider,
         model=str(values["LLM_MODEL"]),
