@@ -86,7 +86,9 @@ def test_upload_lists_asset_and_remove_deletes_it(data_dir: Path, clip: bytes, t
     at.sidebar.button(key=f"sidebar_remove_no_{assets[0].id}").click().run()
     assert not at.sidebar.warning and len(storage.list_assets(at.query_params["project"])) == 2
     at.sidebar.button(key=f"sidebar_remove_{assets[0].id}").click().run()
-    at.sidebar.button(key=f"sidebar_remove_yes_{assets[0].id}").click().run()
+    confirm = at.sidebar.button(key=f"sidebar_remove_yes_{assets[0].id}")
+    assert confirm.label == "Yes, remove"  # not a second "Remove" beside the row's own button
+    confirm.click().run()
     assert [a.name for a in storage.list_assets(at.query_params["project"])] == ["voice.wav"]
     assert storage.media_path(assets[0].id) is None
     assert "clip.mp4" not in "\n".join(texts(at.sidebar.markdown))

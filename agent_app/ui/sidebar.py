@@ -275,7 +275,7 @@ def _render_remove_question(workspace: Workspace, asset: MediaAsset) -> None:
     )
     yes_col, no_col = st.columns(2)
     yes_col.button(
-        "Remove",
+        "Yes, remove",
         key=f"sidebar_remove_yes_{asset.id}",
         on_click=_on_remove,
         args=(workspace, asset.id),
