@@ -289,3 +289,18 @@ def test_call_arguments_too_deep_to_store_are_a_provider_error(gemini_llm: FakeL
     body = _response({**_model({"functionCall": {"name": "transcribe_video", "args": args}}), "finishReason": "STOP"})
     with pytest.raises(ProviderError, match="deeper"):
         _chat(gemini_llm, body)
+
+
+def test_a_malformed_call_is_asked_again_once(gemini_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
+    """Gemini 2.x sometimes writes a call it cannot parse (``print(transcribe(...))``); a second sample
+    usually works. Only when retries are allowed at all, and only once."""
+    malformed = _response({"finishReason": "MALFORMED_FUNCTION_CALL", "finishMessage": "Malformed function call: x("})
+    fine = _response({**_model({"text": "It says hello."}), "finishReason": "STOP"})
+    llm_env.setenv("LLM_MAX_RETRIES", "2")
+    gemini_llm.gemini.push(json_reply(malformed))
+    assert _chat(gemini_llm, fine).content == "It says hello."
+    assert len(gemini_llm.gemini.requests) == 2
+    gemini_llm.gemini.push(json_reply(malformed))
+    with pytest.raises(ProviderError, match="MALFORMED_FUNCTION_CALL"):
+        _chat(gemini_llm, malformed)
+    assert len(gemini_llm.gemini.requests) == 4

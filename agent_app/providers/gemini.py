@@ -12,7 +12,9 @@ What Gemini needs that OpenAI does not, and why it is done this way:
 * The model turn is replayed exactly as Gemini returned it, thought signatures included, from
   ``provider_metadata`` (Gemini 3 rejects a replayed function call without its signature).
 * All results of one model turn go back in one ``Content``.
-* Empty candidates and finish reasons such as ``MALFORMED_FUNCTION_CALL`` are failures, not empty answers;
+* ``MALFORMED_FUNCTION_CALL`` (Gemini wrote a call it could not parse, an occasional glitch of 2.x models)
+  is asked again once when ``LLM_MAX_RETRIES`` allows retries; a second one is a failure.
+* Empty candidates and finish reasons such as ``UNEXPECTED_TOOL_CALL`` are failures, not empty answers;
   so are blocked answers (``SAFETY``, ``RECITATION``...), even with some text before the block. Text stopped
   by ``MAX_TOKENS`` is returned with :data:`~agent_app.providers.base.CUT_OFF_NOTE`.
 
@@ -24,6 +26,7 @@ the configuration.
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import uuid
 from collections.abc import Callable
@@ -49,6 +52,7 @@ from agent_app.types import ChatMessage, ParameterType, ToolCall, ToolParameter,
 from agent_app.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 METADATA_KEY = "gemini"
 """``provider_metadata[METADATA_KEY] = {"content": <the model Content as JSON>, "callIds": {ours: Gemini's
@@ -79,6 +83,14 @@ _FAILED_FINISH_REASONS = frozenset(
         gt.FinishReason.MODEL_ARMOR,
     }
 )
+
+_RESAMPLE_FINISH_REASONS = frozenset({gt.FinishReason.MALFORMED_FUNCTION_CALL, gt.FinishReason.MALFORMED_RESPONSE})
+"""The model botched its own output (a call in Python syntax, broken JSON): sampling again usually works."""
+
+
+class MalformedTurnError(ProviderError):
+    """Gemini's turn was malformed (:data:`_RESAMPLE_FINISH_REASONS`): worth one more request."""
+
 
 _RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
 
@@ -270,6 +282,8 @@ def response_to_provider(
         reason = feedback.block_reason if feedback is not None else None
         raise ProviderError(f"Gemini returned no candidates (block_reason={reason})")
     candidate = response.candidates[0]
+    if candidate.finish_reason in _RESAMPLE_FINISH_REASONS:
+        raise MalformedTurnError(f"Gemini finished with {candidate.finish_reason}: {candidate.finish_message or ''}")
     if candidate.finish_reason in _FAILED_FINISH_REASONS:
         raise ProviderError(f"Gemini finished with {candidate.finish_reason}: {candidate.finish_message or ''}")
     parts = candidate.content.parts if candidate.content is not None and candidate.content.parts else []
@@ -336,8 +350,19 @@ class GeminiAdapter(ProviderAdapter):
             raise ProviderError("nothing to send: every message of the conversation is empty")
         instruction = "\n\n".join(text for text in [params.system_prompt, *system_texts] if text)
         config = request_config(instruction, tuple(_schema_key(schema) for schema in params.tool_schemas))
-        try:
-            response = self.client.models.generate_content(model=self.config.model, contents=contents, config=config)
-        except Exception as exc:  # every SDK, transport and parse failure is a provider error
-            raise ProviderError(describe_failure(exc, [self.config.api_key])) from exc
-        return response_to_provider(response, self._cache, history_call_ids(params.messages))
+        taken = history_call_ids(params.messages)
+        resamples = min(1, self.config.max_retries)  # LLM_MAX_RETRIES=0 means no retry of any kind
+        while True:
+            try:
+                response = self.client.models.generate_content(
+                    model=self.config.model, contents=contents, config=config
+                )
+            except Exception as exc:  # every SDK, transport and parse failure is a provider error
+                raise ProviderError(describe_failure(exc, [self.config.api_key])) from exc
+            try:
+                return response_to_provider(response, self._cache, taken)
+            except MalformedTurnError as exc:
+                if resamples <= 0:
+                    raise
+                resamples -= 1
+                logger.info("Asking Gemini again: %s", exc)
