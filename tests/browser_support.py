@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -23,6 +24,7 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOT_DIR = ROOT / "test-output" / "browser"
 UI_TIMEOUT_MS = 30_000
+LOOPBACK = ("127.0.0.1", "localhost")
 
 
 def app_env(fake_llm: FakeLLMServer, data_dir: Path) -> dict[str, str]:
@@ -49,9 +51,27 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-def open_page(browser: Browser, url: str) -> Page:
+def off_host_requests(page: Page) -> list[str]:
+    """The URLs ``page`` requested from anywhere but the app's own loopback server (recorded by
+    :func:`open_page`): the page must work offline and leak nothing, e.g. through an image in an answer."""
+    recorded = getattr(page, "_off_host_requests", None)
+    assert isinstance(recorded, list), "open the page with open_page()"
+    return recorded
+
+
+def open_page(browser: Browser, url: str, viewport: tuple[int, int] = (1400, 900)) -> Page:
     """A new tab at ``url``, once the page script has drawn the sidebar."""
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+    off_host: list[str] = []
+    page._off_host_requests = off_host  # type: ignore[attr-defined]
+    page.on(
+        "request",
+        lambda request: (
+            None
+            if urlsplit(request.url).hostname in LOOPBACK or request.url.startswith("data:")
+            else off_host.append(request.url)
+        ),
+    )
     page.goto(url)
     expect(page.get_by_text("Media library", exact=True)).to_be_visible(timeout=UI_TIMEOUT_MS)
     return page

