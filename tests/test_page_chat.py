@@ -14,6 +14,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
 from agent_app.ui.conversation_locks import conversation_lock
 from tests.fake_llm import (
+    CANARY_API_KEY,
     FakeLLMServer,
     error_reply,
     openai_text,
@@ -330,3 +331,18 @@ def test_runs_of_two_tabs_in_one_conversation_take_turns(data_dir: Path, fake_ll
     sent = [m.get("content") for m in fake_llm.chat.last.json["messages"][-3:]]
     assert sent == ["A asks", "A's answer.", "B asks"]
     assert [text for _, text in bubbles(tab_b)][-2:] == ["B asks", "B's answer."]
+
+
+def test_misconfigured_provider_is_explained_without_showing_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure_env(monkeypatch, tmp_path / "data", None)
+    monkeypatch.setenv("LLM_PROVIDER", "bogus")
+    monkeypatch.setenv("LLM_MODEL", "some-model")
+    monkeypatch.setenv("LLM_API_KEY", CANARY_API_KEY)
+    at = new_page()
+    warning = "\n".join(texts(at.sidebar.warning))
+    assert "Unknown LLM provider: bogus" in warning and "Settings go in `.streamlit/secrets.toml`" in warning
+    kinds = ("markdown", "caption", "warning", "info", "error")
+    shown = [str(element.value) for kind in kinds for element in at.get(kind)]
+    assert shown and not any(CANARY_API_KEY in text for text in shown)

@@ -290,8 +290,8 @@ def _render_remove_question(workspace: Workspace, asset: MediaAsset) -> None:
 # --- the assistant ----------------------------------------------------------------------------
 
 SETTINGS_HELP = (
-    "Put them in `.streamlit/secrets.toml` (see `.streamlit/secrets.toml.example`) or in the "
-    "environment, then reload the page."
+    "Settings go in `.streamlit/secrets.toml` (see `.streamlit/secrets.toml.example`) or in the environment; "
+    "reload the page after changing them."
 )
 
 
