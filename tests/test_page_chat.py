@@ -344,5 +344,5 @@ def test_misconfigured_provider_is_explained_without_showing_the_key(
     warning = "\n".join(texts(at.sidebar.warning))
     assert "Unknown LLM provider: bogus" in warning and "Settings go in `.streamlit/secrets.toml`" in warning
     kinds = ("markdown", "caption", "warning", "info", "error")
-    shown = [str(element.value) for kind in kinds for element in at.get(kind)]
+    shown = [text for kind in kinds for text in texts(at.get(kind))]
     assert shown and not any(CANARY_API_KEY in text for text in shown)
