@@ -346,3 +346,14 @@ def test_misconfigured_provider_is_explained_without_showing_the_key(
     kinds = ("markdown", "caption", "warning", "info", "error")
     shown = [text for kind in kinds for text in texts(at.get(kind))]
     assert shown and not any(CANARY_API_KEY in text for text in shown)
+
+
+def test_tool_error_quoting_the_model_is_shown_literally(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    """A tool's error can quote the model's arguments; an error box is Markdown, so an image there would load."""
+    hostile = "![x](http://198.51.100.7/p.png)"
+    fake_llm.chat.push(
+        openai_tool_calls(tool_call("transcribe_video", {"assetId": hostile})), openai_text("No such clip.")
+    )
+    at = send(new_page(), "Transcribe it")
+    error = str(at.main.chat_message[1].expander[0].error[0].value)
+    assert "!\\[x\\](http://198.51.100.7/p.png)" in error and hostile not in error

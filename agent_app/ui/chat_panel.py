@@ -239,7 +239,7 @@ def _render_notices(workspace: Workspace, messages: list[ChatMessage]) -> None:
     error = workspace.chat.error
     unanswered = is_unanswered(messages)
     if error is not None:
-        st.error(error, icon=":material/error:")
+        st.error(escape_markdown(error), icon=":material/error:")
     elif unanswered:
         st.warning("The assistant did not finish answering (the run was interrupted).", icon=":material/pause:")
     if error is not None or unanswered:

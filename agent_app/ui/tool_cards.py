@@ -51,7 +51,7 @@ def render_tool_card(call: ToolCall, result: ToolResult | None) -> None:
         if result is None:
             st.caption("No result was recorded for this call (the run was interrupted).")
         elif result.error is not None:
-            st.error(result.error, icon=":material/error:")
+            st.error(escape_markdown(result.error), icon=":material/error:")  # it can quote the model's arguments
         else:
             st.caption("Result")
             text = _json_text(result.result)
