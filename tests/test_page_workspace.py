@@ -200,11 +200,12 @@ def test_unusable_data_directory_is_explained(tmp_path: Path, monkeypatch: pytes
     assert "cannot be used (setting AGENT_DATA_DIR)" in texts(at.main.error)[0]
 
 
-def test_same_named_assets_and_projects_can_each_be_picked(data_dir: Path, clip: bytes) -> None:
+def test_same_named_assets_and_projects_can_each_be_picked(data_dir: Path, clip: bytes, tmp_path: Path) -> None:
     """The browser returns a picker's label; two records with one name must still be told apart."""
     at = new_page()
     at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
-    at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
+    another_take = make_video(tmp_path / "take2.mp4", seconds=1.0).read_bytes()
+    at.sidebar.file_uploader[0].upload("clip.mp4", another_take, "video/mp4").run()
     storage = SqliteStorage(data_dir)
     first, second = (asset.id for asset in storage.list_assets(at.query_params["project"]))
     picker = at.selectbox(key="player_asset")
