@@ -304,3 +304,20 @@ def test_a_malformed_call_is_asked_again_once(gemini_llm: FakeLLMServer, llm_env
     with pytest.raises(ProviderError, match="MALFORMED_FUNCTION_CALL"):
         _chat(gemini_llm, malformed)
     assert len(gemini_llm.gemini.requests) == 4
+
+
+def test_a_turn_without_a_role_is_replayed_as_the_model(gemini_llm: FakeLLMServer) -> None:
+    body = _response({"content": {"parts": [{"functionCall": {"name": "transcribe_video", "args": {}}}]}})
+    response = _chat(gemini_llm, body)
+    [call] = response.tool_calls or []
+    history = [
+        ChatMessage(role="user", content="Go"),
+        ChatMessage(role="assistant", tool_calls=[call], provider_metadata=response.provider_metadata),
+        ChatMessage(role="tool", tool_result=ToolResult(tool_call_id=call.id, name=call.name, result=1)),
+    ]
+    _chat(gemini_llm, _response({**_model({"text": "Done."}), "finishReason": "STOP"}), history)
+    assert [c.get("role") for c in gemini_llm.gemini.last.json["contents"]] == ["user", "model", "user"]
+    stored = json.loads(json.dumps(response.provider_metadata))  # as storage gives it back: a fresh dict
+    history[1] = history[1].model_copy(update={"provider_metadata": stored, "id": "other"})
+    _chat(gemini_llm, _response({**_model({"text": "Done."}), "finishReason": "STOP"}), history)
+    assert [c.get("role") for c in gemini_llm.gemini.last.json["contents"]] == ["user", "model", "user"]

@@ -305,6 +305,9 @@ def response_to_provider(
     if not calls and not texts:
         raise ProviderError(f"Gemini returned an empty answer (finish_reason={candidate.finish_reason})")
     assert candidate.content is not None  # parts were found above
+    # Replayed as the model's turn: a response without a role (proxies drop it) would be sent back role-less,
+    # and Gemini refuses a multi-turn request with a content that has no valid role.
+    candidate.content.role = "model"
     turn_id = uuid.uuid4().hex
     content_json = candidate.content.model_dump(mode="json", exclude_none=True)
     if cache is not None:  # the next request replays this turn: no need to validate it again
