@@ -132,14 +132,23 @@ def write_mp4(
     return path
 
 
+_VFR_STEPS_MS = (33, 33, 40, 66, 33, 100, 250, 33, 50)
+"""Frame intervals of a phone camera in changing light: variable frame rate."""
+
+
 def _write_video(container: av.container.OutputContainer, stream: av.VideoStream, duration_ms: int,
-                 fps: int, size: tuple[int, int]) -> None:
+                 fps: int, size: tuple[int, int], *, vfr: bool = False) -> None:
+    """Frames at ``fps``; with ``vfr`` (and ``fps`` 1000, a millisecond clock) at irregular intervals."""
     width, height = size
-    for index in range(max(1, duration_ms * fps // 1000)):
+    times = list(range(max(1, duration_ms * fps // 1000)))
+    if vfr:
+        steps = np.resize(np.array(_VFR_STEPS_MS), duration_ms // 33 + 1)
+        times = [int(t) for t in np.concatenate([[0], np.cumsum(steps)]) if t < duration_ms]
+    for index, pts in enumerate(times):
         shade = (index * 7) % 255
         image = np.full((height, width, 3), shade, dtype=np.uint8)
         frame = av.VideoFrame.from_ndarray(image, format="rgb24")
-        frame.pts = index
+        frame.pts = pts
         frame.time_base = Fraction(1, fps)
         for packet in stream.encode(frame):
             container.mux(packet)
@@ -204,12 +213,14 @@ def write_audio_file(
     extra_audio: list[FloatArray] | None = None,
     options: dict[str, str] | None = None,
     hole: tuple[int, int] | None = None,
+    vfr: bool = False,
 ) -> Path:
     """A media file whose audio is ``channels`` (shape ``(n_channels, n_samples)``, float in [-1, 1]) encoded
     with ``codec`` at ``rate``, optionally after a small video track ``(codec, fps)`` of the same length and
     with further audio streams (``extra_audio``, same layout). Whatever sample format the encoder wants is
     produced by PyAV's resampler, so any PCM or compressed codec of FFmpeg's build works. ``hole=(at_ms,
-    length_ms)`` leaves the audio timeline empty for ``length_ms`` after ``at_ms`` (a paused recorder)."""
+    length_ms)`` leaves the audio timeline empty for ``length_ms`` after ``at_ms`` (a paused recorder);
+    ``vfr`` writes the video at a variable frame rate (give ``video=(codec, 1000)``: a millisecond clock)."""
     channels = np.atleast_2d(np.asarray(channels, dtype=np.float32))
     layout = layout or {1: "mono", 2: "stereo", 6: "5.1"}[channels.shape[0]]
     if duration_ms is None:
@@ -229,7 +240,7 @@ def write_audio_file(
             added.layout = layout
             streams.append(added)
         if video_stream is not None and video is not None:
-            _write_video(container, video_stream, duration_ms, video[1], (160, 120))
+            _write_video(container, video_stream, duration_ms, video[1], (160, 120), vfr=vfr)
         for stream, data in zip(streams, [channels, *(np.atleast_2d(e) for e in extra_audio or [])], strict=True):
             start = rate * audio_start_ms // 1000
             gap = (rate * hole[0] // 1000, rate * hole[1] // 1000) if hole else None

@@ -211,3 +211,14 @@ def test_a_hole_in_the_audio_keeps_later_words_at_their_times_and_is_noted(name:
     second = result["segments"][1]
     assert abs(second["startMs"] - (truth()[1][0] + 3_000)) <= TOLERANCE_MS, second
     assert "gaps" in result["note"]
+
+
+def test_a_variable_frame_rate_phone_video_keeps_audio_times(tmp_path: Path) -> None:
+    path = write_audio_file(
+        tmp_path / "vfr.mp4", speech(48_000)[None], 48_000, codec="aac", video=("libx264", 1000), vfr=True
+    )
+    with av.open(str(path)) as check:
+        stamps = [p.pts for p in check.demux(check.streams.video[0]) if p.pts is not None]
+        steps = set(np.diff(sorted(stamps)).tolist())
+        assert len(steps) > 2  # really variable
+    assert_transcribed(transcribe_upload(path, tmp_path / "data")[1])
