@@ -1,0 +1,133 @@
+"""Property: whatever a provider answers (well-formed or not), an adapter returns a usable response or raises
+:class:`ProviderError`: never another exception, never an empty id, never two calls with one id.
+
+Hypothesis builds response bodies from the real fields in every combination (and some garbage), served by
+the fake server to the real SDKs.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_app.llm_config import load_llm_config
+from agent_app.providers import ProviderChatParams, ProviderChatResponse, ProviderError, get_adapter
+from agent_app.types import ChatMessage
+from tests.fake_llm import FakeLLMServer, json_reply
+
+FUZZ = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+_scalar = st.none() | st.booleans() | st.integers() | st.text(max_size=10)
+_json = st.recursive(
+    _scalar, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=6
+)
+_name = st.sampled_from(["transcribe_video", "", "x" * 70]) | st.none()
+_id = st.sampled_from(["call_1", "call_1", "", "chatcmpl-tool-" + "0" * 32]) | st.none()
+
+_openai_call = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": _id,
+        "type": st.sampled_from(["function", "custom"]),
+        "index": st.integers(0, 3),
+        "function": st.fixed_dictionaries(
+            {}, optional={"name": _name, "arguments": st.text(max_size=30) | st.just('{"a": 1}') | _json}
+        ),
+    },
+)
+_openai_message = st.fixed_dictionaries(
+    {"role": st.just("assistant")},
+    optional={
+        "content": st.none() | st.text(max_size=20) | st.lists(_json, max_size=2),
+        "refusal": st.none() | st.text(max_size=10),
+        "tool_calls": st.none() | st.lists(_openai_call, max_size=3),
+        "function_call": st.none() | st.fixed_dictionaries({"name": _name, "arguments": st.text(max_size=10)}),
+        "reasoning_content": st.none() | st.text(max_size=10),
+    },
+)
+_openai_body = st.fixed_dictionaries(
+    {"id": st.just("chatcmpl-1"), "object": st.just("chat.completion"), "created": st.just(1), "model": st.just("m")},
+    optional={
+        "choices": st.lists(
+            st.fixed_dictionaries(
+                {"index": st.just(0)},
+                optional={
+                    "message": _openai_message,
+                    "finish_reason": st.sampled_from(["stop", "length", "tool_calls", "content_filter", None]),
+                },
+            ),
+            max_size=2,
+        ),
+        "error": _json,
+    },
+)
+
+_gemini_part = st.fixed_dictionaries(
+    {},
+    optional={
+        "text": st.text(max_size=15),
+        "thought": st.booleans(),
+        "thoughtSignature": st.just(base64.b64encode(b"sig").decode()),
+        "functionCall": st.fixed_dictionaries(
+            {}, optional={"name": _name, "id": _id, "args": st.dictionaries(st.text(max_size=5), _json, max_size=3)}
+        ),
+    },
+)
+_gemini_body = st.fixed_dictionaries(
+    {},
+    optional={
+        "candidates": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "content": st.fixed_dictionaries(
+                        {}, optional={"role": st.just("model"), "parts": st.lists(_gemini_part, max_size=4)}
+                    ),
+                    "finishReason": st.sampled_from(
+                        ["STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "MALFORMED_FUNCTION_CALL", "OTHER", "NEW_ONE"]
+                    ),
+                    "finishMessage": st.text(max_size=10),
+                },
+            ),
+            max_size=2,
+        ),
+        "promptFeedback": st.fixed_dictionaries({"blockReason": st.sampled_from(["SAFETY", "OTHER", "JAILBREAK"])}),
+        "modelVersion": st.just("gemini-2.5-flash"),
+    },
+)
+
+
+def _check(response: ProviderChatResponse) -> None:
+    assert isinstance(response.content, str)
+    assert response.content.strip() or response.tool_calls
+    ids = [call.id for call in response.tool_calls or []]
+    assert all(ids) and len(set(ids)) == len(ids)
+    assert all(call.name for call in response.tool_calls or [])
+
+
+def _ask(body: dict[str, Any], server: FakeLLMServer, endpoint: str) -> None:
+    getattr(server, endpoint).push(json_reply(body))
+    params = ProviderChatParams(messages=[ChatMessage(role="user", content="Hi")])
+    try:
+        response = get_adapter(load_llm_config()).chat(params)
+    except ProviderError:
+        return
+    _check(response)
+
+
+@FUZZ
+@given(body=_openai_body)
+def test_any_chat_completion_is_an_answer_or_a_provider_error(openai_llm: FakeLLMServer, body: dict[str, Any]) -> None:
+    _ask(body, openai_llm, "chat")
+
+
+@FUZZ
+@given(body=_gemini_body)
+def test_any_generate_content_reply_is_an_answer_or_a_provider_error(
+    gemini_llm: FakeLLMServer, body: dict[str, Any]
+) -> None:
+    _ask(body, gemini_llm, "gemini")
