@@ -357,3 +357,20 @@ def test_tool_error_quoting_the_model_is_shown_literally(data_dir: Path, fake_ll
     at = send(new_page(), "Transcribe it")
     error = str(at.main.chat_message[1].expander[0].error[0].value)
     assert "!\\[x\\](http://198.51.100.7/p.png)" in error and hostile not in error
+
+
+def test_a_run_going_on_in_another_tab_is_not_called_interrupted(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.push(openai_text("Opening answer."))
+    tab_b = send(new_page(), "Opening")
+    chat_id = tab_b.query_params["chat"]
+    lock = conversation_lock(chat_id)
+    with lock:  # tab A is running: its question is stored, its answer not yet
+        storage = SqliteStorage(data_dir)
+        storage.append_message(chat_id, ChatMessage(role="user", content="A asks"))
+        storage.close()
+        tab_b.run()
+        assert [text for _, text in bubbles(tab_b)][-1] == "A asks"
+        assert any("answering in another tab" in text for text in texts(tab_b.main.info))
+        assert not tab_b.main.warning and "chat_retry" not in [button.key for button in tab_b.main.button]
+    tab_b.run()
+    assert "did not finish" in texts(tab_b.main.warning)[0]  # nobody is running it any more

@@ -238,6 +238,14 @@ def _render_notices(workspace: Workspace, messages: list[ChatMessage]) -> None:
     """The last run's error, or a note that it stopped early, with Retry (under the last message)."""
     error = workspace.chat.error
     unanswered = is_unanswered(messages)
+    conversation_id = workspace.conversation_id
+    if error is None and unanswered and conversation_id is not None and conversation_lock(conversation_id).locked():
+        # Not interrupted: another tab's run is still going (its messages so far were caught up with).
+        st.info(
+            "The assistant is answering in another tab; its answer shows here on your next click.",
+            icon=":material/sync:",
+        )
+        return
     if error is not None:
         st.error(escape_markdown(error), icon=":material/error:")
     elif unanswered:
