@@ -157,12 +157,18 @@ def _field_path(location: tuple[int | str, ...]) -> str:
     return path or "body"
 
 
+MAX_DETAILS = 50
+"""Problems listed in a 400's ``details``: a 2 MB body of 100k bad messages must not earn a 10 MB answer."""
+
+
 def _validation_failure(problems: list[tuple[str, str]]) -> ApiResult:
     summary = "; ".join(f"{name}: {message}" for name, message in problems[:10])
+    if len(problems) > 10:
+        summary += f"; and {len(problems) - 10} more"
     return _error(
         400,
         f"Invalid request: {summary}",
-        details=[{"field": name, "message": message} for name, message in problems],
+        details=[{"field": name, "message": message} for name, message in problems[:MAX_DETAILS]],
     )
 
 

@@ -384,3 +384,12 @@ def test_raw_socket_abuse_on_the_real_server(fake_llm: FakeLLMServer, tmp_path: 
     output = server.output()
     assert "Traceback" not in output
     assert CANARY_API_KEY not in output
+
+
+def test_a_body_of_many_bad_messages_gets_a_short_answer(openai_llm: FakeLLMServer) -> None:
+    body = _body({"messages": [{"role": "wizard"}] * 90_000})
+    assert len(body) < 2_000_000
+    result = handle_chat_body(body)
+    assert result.status == 400
+    assert len(json.dumps(result.body)) < 10_000
+    assert "and 89990 more" in result.body["error"] and len(result.body["details"]) == 50
