@@ -222,3 +222,15 @@ def test_a_variable_frame_rate_phone_video_keeps_audio_times(tmp_path: Path) -> 
         steps = set(np.diff(sorted(stamps)).tolist())
         assert len(steps) > 2  # really variable
     assert_transcribed(transcribe_upload(path, tmp_path / "data")[1])
+
+
+def test_an_mp4_track_starting_after_zero_keeps_its_offset_like_the_player(tmp_path: Path) -> None:
+    """An empty edit delays the whole file: a browser shows nothing for 1.5 s, so neither do the times
+    (only MPEG-TS/PS clocks are moved to zero)."""
+    path = write_audio_file(
+        tmp_path / "delayed.m4a", speech(48_000)[None], 48_000, codec="aac", container_format="ipod",
+        audio_start_ms=1_500,
+    )
+    with av.open(str(path)) as check:
+        assert check.start_time is not None and check.start_time >= 1_400_000
+    assert_transcribed(transcribe_upload(path, tmp_path / "data")[1], shift_ms=1_500)

@@ -33,6 +33,10 @@ SAMPLE_RATE = 16_000
 
 _TRUNCATION_TOLERANCE_S = 0.5
 """Audio ending this much (or 1 %) earlier than the file declares means the file is cut short."""
+_RUNNING_CLOCK_FORMATS = frozenset({"mpegts", "mpeg", "mpegvideo"})
+"""Formats whose timestamps continue a broadcast or camera clock (an MPEG-TS may start at 26 000 s):
+players show their start as 0:00, so we do too. MP4/MOV/WebM/MKV/Ogg times are kept as written: a file
+that starts with an empty edit really starts with nothing in the player."""
 _ESTIMATED_LENGTH_FORMATS = ("mpegts", "aac", "mp3")
 """Demuxers whose length may be an estimate from the bitrate (an MP3 without a Xing/Info/VBRI header):
 a shortfall there proves nothing, so it is not called truncation."""
@@ -74,7 +78,7 @@ class MediaInfo:
     """Which of the file's audio streams (0-based among audio streams) is transcribed."""
     audio_streams: int = 1
     origin_s: float = 0.0
-    """The media's start time: time 0 in a player (MPEG-TS and some MP4s start at a large timestamp)."""
+    """The media's start time: time 0 in a player (MPEG-TS starts at a running clock's timestamp)."""
     length_exact: bool = True
     """Whether the declared length is written in the file (not estimated), so a shortfall means damage."""
 
@@ -168,7 +172,13 @@ def _info(container: av.container.InputContainer, path: Path | None = None) -> M
     if path is not None and (container.format.name or "") == "wav":
         audio_s = _wav_declared_s(path, stream) or audio_s
     container_s = container.duration / av.time_base if container.duration is not None else None
-    origin_s = container.start_time / av.time_base if container.start_time else 0.0
+    start_s = container.start_time / av.time_base if container.start_time else 0.0
+    origin_s = start_s if _RUNNING_CLOCK_FORMATS.intersection((container.format.name or "").split(",")) else 0.0
+    # FFmpeg's durations are spans from a start; the player's timeline runs from origin to start + span.
+    if container_s is not None:
+        container_s += max(0.0, start_s - origin_s)
+    if audio_s is not None:
+        audio_s += max(0.0, (_seconds(stream.start_time, stream.time_base) or 0.0) - origin_s)
     duration_s = container_s if container_s is not None else audio_s
     codec = stream.codec_context
     return MediaInfo(
