@@ -126,27 +126,29 @@ def _peak_rss_mb() -> float:
 def child(mode: str, media: Path, data_dir: Path) -> None:
     """Run in a fresh process: ``tool`` transcribes ``media`` through the tool; ``baseline`` only loads
     the model and transcribes its first second. Prints the peak RSS in MB."""
+    result_chars = 0
     if mode == "tool":
         env, _ = _tool_env(data_dir, media)
-        run_transcribe_tool({}, env)
+        result_chars = len(json.dumps(run_transcribe_tool({}, env)))
     else:
         clip = extract_audio(media, 0, 1000)
         LocalMoonshineBackend().transcribe(clip, None, lambda fraction: None)
-    print(json.dumps({"peak_mb": _peak_rss_mb()}))
+    print(json.dumps({"peak_mb": _peak_rss_mb(), "result_chars": result_chars}))
 
 
 def _child_peak(mode: str, media: Path, data_dir: Path) -> float:
     return _child_run(mode, media, data_dir)[0]
 
 
-def _child_run(mode: str, media: Path, data_dir: Path) -> tuple[float, float]:
-    """Peak RSS (MB) and wall time (s) of a fresh process doing ``mode`` on ``media``."""
+def _child_run(mode: str, media: Path, data_dir: Path) -> tuple[float, float, int]:
+    """Peak RSS (MB), wall time (s) and the tool result's JSON size of a fresh process doing ``mode``."""
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "bench.bench_transcription", "--child", mode, str(media), str(data_dir)],
         cwd=REPO, capture_output=True, text=True, check=True, timeout=1800,
     )  # fmt: skip
-    return float(json.loads(done.stdout.strip().splitlines()[-1])["peak_mb"]), time.perf_counter() - started
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(report["peak_mb"]), time.perf_counter() - started, int(report["result_chars"])
 
 
 def main() -> None:
@@ -200,7 +202,7 @@ def main() -> None:
 
         print("\n== Peak memory of a fresh process (ru_maxrss; baseline: model loaded + 1 s transcribed)")
         baseline_mb = _child_peak("baseline", long, work / "data-baseline")
-        tool_mb, tool_s = _child_run("tool", long, work / "data-peak")
+        tool_mb, tool_s, _ = _child_run("tool", long, work / "data-peak")
         print(
             f"baseline {baseline_mb:7.1f} MB | 5 min through the tool {tool_mb:7.1f} MB (target < 600 MB) -> "
             f"{tool_mb / baseline_mb:.2f} x baseline, +{tool_mb - baseline_mb:.1f} MB for 5 min"
@@ -208,11 +210,11 @@ def main() -> None:
         del short, long
         print("\n== 10 minutes through the tool in a fresh process (baseline: the 5-minute run above)")
         ten, _ = make_speech_video(work / "speech-10min.mp4", 600)
-        ten_mb, ten_s = _child_run("tool", ten, work / "data-ten")
+        ten_mb, ten_s, ten_chars = _child_run("tool", ten, work / "data-ten")
         print(
             f"10 min: peak {ten_mb:7.1f} MB -> {ten_mb / tool_mb:.2f} x the 5-minute peak (flat: ~1.0) | wall "
             f"{ten_s:6.1f} s incl. process start and model load -> {ten_s / 600:.4f} x duration, "
-            f"{ten_s / tool_s:.2f} x the 5-minute run"
+            f"{ten_s / tool_s:.2f} x the 5-minute run | result for the model {ten_chars} characters of JSON"
         )
 
 
