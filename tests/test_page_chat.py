@@ -110,7 +110,8 @@ def test_provider_failure_shows_the_error_then_retry_succeeds_keeping_the_messag
 ) -> None:
     fake_llm.chat.push(error_reply(500, "upstream exploded"))
     at = send(new_page(), "Summarise my clip")
-    assert texts(at.main.error) == ["LLM provider error"]
+    [error] = texts(at.main.error)
+    assert error.startswith("LLM provider error: ") and "Retry" in error and "`LLM_*` settings" in error
     assert bubbles(at) == [("user", "Summarise my clip")]
     chat_id = at.query_params["chat"]
     assert stored_messages(data_dir, chat_id) == [("user", "Summarise my clip")]

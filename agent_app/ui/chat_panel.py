@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
+from agent_app.api import PROVIDER_ERROR
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.storage import ProjectMediaLibrary, StorageError
@@ -36,6 +37,12 @@ _PENDING_RETRY = "chat.pending_retry"
 HISTORY_HEIGHT = 560
 BUSY_WAIT_SECONDS = 600.0
 """How long a run waits for another tab's run in the same conversation (a long transcription)."""
+PROVIDER_ERROR_HINT = (
+    ": the model's service did not answer usefully (the server log says why). Your message is kept: Retry, "
+    "and if it keeps failing check the `LLM_*` settings (base URL, model name, key)."
+)
+"""The route's provider error is deliberately bare on the wire (no upstream text, no secrets); the page
+says what it means and what to do."""
 MAX_LISTED_CONVERSATIONS = 30
 """Most recent first; a rerun draws at most this many buttons however long the project's history."""
 
@@ -247,7 +254,8 @@ def _render_notices(workspace: Workspace, messages: list[ChatMessage]) -> None:
         )
         return
     if error is not None:
-        st.error(escape_markdown(error), icon=":material/error:")
+        hint = PROVIDER_ERROR_HINT if error == PROVIDER_ERROR else ""
+        st.error(escape_markdown(error) + hint, icon=":material/error:")
     elif unanswered:
         st.warning("The assistant did not finish answering (the run was interrupted).", icon=":material/pause:")
     if error is not None or unanswered:
