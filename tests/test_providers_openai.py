@@ -75,7 +75,8 @@ def test_adapter_translates_tool_schemas_to_wire_format(openai_llm: FakeLLMServe
         },
     }
     assert tools[1]["function"]["parameters"]["required"] == ["startMs"]
-    assert tools[1]["function"]["parameters"]["properties"]["tags"] == {"type": "array"}
+    # OpenAI refuses an array without items ("array schema missing items", invalid_function_parameters).
+    assert tools[1]["function"]["parameters"]["properties"]["tags"] == {"type": "array", "items": {"type": "string"}}
 
 
 def test_no_tools_sends_no_tools_key(openai_llm: FakeLLMServer) -> None:

@@ -56,6 +56,8 @@ def tool_schema_to_openai(schema: ToolSchema) -> ChatCompletionFunctionToolParam
     properties: dict[str, Any] = {}
     for parameter in schema.parameters:
         prop: dict[str, Any] = {"type": parameter.type}
+        if parameter.type == "array":  # OpenAI: 400 "array schema missing items"; strings, as for Gemini
+            prop["items"] = {"type": "string"}
         if parameter.description:
             prop["description"] = parameter.description
         properties[parameter.key] = prop
