@@ -104,14 +104,18 @@ def _cross_site(lowered: Mapping[str, str]) -> str | None:
     (httpx, curl, the page's own client) send none of these or matching ones.
     """
     host = lowered.get("host", "")
-    hostname = urlsplit(f"//{host}").hostname if host else None
+    try:
+        hostname = urlsplit(f"//{host}").hostname if host else None
+        origin = lowered.get("origin")
+        origin_netloc = urlsplit(origin.strip()).netloc.lower() if origin is not None else None
+    except ValueError:  # "[::1" and the like: no browser of ours sends that
+        return "the Host or Origin header cannot be read"
     if hostname is not None and not _is_loopback_name(hostname):
         return "the Host header is not a loopback name"
     fetch_site = lowered.get("sec-fetch-site", "").strip().lower()
     if fetch_site and fetch_site not in ("same-origin", "none"):
         return f"Sec-Fetch-Site is {fetch_site}"
-    origin = lowered.get("origin")
-    if origin is not None and (urlsplit(origin.strip()).netloc.lower() != host.strip().lower() or not host):
+    if origin_netloc is not None and (origin_netloc != host.strip().lower() or not host):
         return "the Origin is not this server"
     return None
 

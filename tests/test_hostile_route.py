@@ -274,8 +274,19 @@ def test_wrong_content_type_and_lying_headers(http: TestClient, openai_llm: Fake
         {"Sec-Fetch-Site": "cross-site"},
         {"Sec-Fetch-Site": "same-site"},
         {"Host": "rebound.evil.example:8501"},
+        {"Host": "[::1"},
+        {"Origin": "http://[bad"},
     ],
-    ids=["foreign-origin", "null-origin", "other-local-port", "cross-site", "same-site", "dns-rebinding"],
+    ids=[
+        "foreign-origin",
+        "null-origin",
+        "other-local-port",
+        "cross-site",
+        "same-site",
+        "dns-rebinding",
+        "broken-host",
+        "broken-origin",
+    ],
 )
 def test_cross_site_browser_requests_from_loopback_are_refused(
     http: TestClient, openai_llm: FakeLLMServer, headers: dict[str, str]
