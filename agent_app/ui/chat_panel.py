@@ -136,7 +136,7 @@ def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], pro
     workspace.state.pop(_PENDING_RETRY, None)
     chat = workspace.chat
     chat.set_error(None)  # a new attempt: the last one's error no longer applies
-    lock = _wait_for_other_tabs(workspace, deferral)
+    lock = _wait_for_other_tabs(workspace, prompt, deferral)
     try:
         _ask(workspace, assistant, assets, prompt, deferral)
     finally:
@@ -145,7 +145,7 @@ def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], pro
     st.rerun()
 
 
-def _wait_for_other_tabs(workspace: Workspace, deferral: RerunDeferral) -> threading.Lock:
+def _wait_for_other_tabs(workspace: Workspace, prompt: str | None, deferral: RerunDeferral) -> threading.Lock:
     """The open conversation's run lock, acquired: waiting while another tab runs in it, then catching
     up with what that run stored. A chat not stored yet is nobody else's (a private lock). After
     :data:`BUSY_WAIT_SECONDS` the other run is taken to be stuck and this one goes ahead anyway."""
@@ -157,9 +157,14 @@ def _wait_for_other_tabs(workspace: Workspace, deferral: RerunDeferral) -> threa
     lock = conversation_lock(conversation_id)
     if not lock.acquire(blocking=False):
         note = None
-        with deferral.hold(), st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+        with deferral.hold():
             note = st.empty()
-            note.caption("Waiting for the answer another tab is getting in this conversation…")
+            with note.container():
+                if prompt is not None:  # the user's message, so it does not seem lost while waiting
+                    with st.chat_message("user", avatar=USER_AVATAR):
+                        st.markdown(chat_markdown(prompt))
+                with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+                    st.caption("Waiting for the answer another tab is getting in this conversation…")
         if not lock.acquire(timeout=BUSY_WAIT_SECONDS):
             _LOGGER.warning(
                 "Conversation %s: another run held it for %.0f s; going ahead", conversation_id, BUSY_WAIT_SECONDS
