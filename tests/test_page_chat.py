@@ -12,6 +12,7 @@ import pytest
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
+from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT
 from agent_app.ui.conversation_locks import conversation_lock
 from tests.fake_llm import (
     CANARY_API_KEY,
@@ -375,3 +376,13 @@ def test_a_run_going_on_in_another_tab_is_not_called_interrupted(data_dir: Path,
         assert not tab_b.main.warning and "chat_retry" not in [button.key for button in tab_b.main.button]
     tab_b.run()
     assert "did not finish" in texts(tab_b.main.warning)[0]  # nobody is running it any more
+
+
+def test_keyboard_focus_returns_to_the_input_after_an_answer(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    """The input is disabled during a run, which drops the focus; once, after the answer, it is put back."""
+    fake_llm.chat.push(openai_text("Answered."))
+    at = send(new_page(), "Question")
+    scripts = [str(element.proto.body) for element in at.get("html")]
+    assert scripts == [FOCUS_INPUT_SCRIPT]
+    at.run()
+    assert at.get("html") == []

@@ -34,6 +34,20 @@ _LOGGER = logging.getLogger(__name__)
 PROMPT_KEY = "chat_prompt"
 _PENDING_PROMPT = "chat.pending_prompt"
 _PENDING_RETRY = "chat.pending_retry"
+_REFOCUS = "chat.refocus"
+FOCUS_INPUT_SCRIPT = """<script>
+(() => {
+  let tries = 0;
+  const focus = () => {
+    const box = document.querySelector('[data-testid="stChatInputTextArea"]');
+    if (box && !box.disabled) { box.focus(); } else if (tries++ < 40) { setTimeout(focus, 50); }
+  };
+  focus();
+})();
+</script>"""
+"""Our own fixed script (no model or user text in it): the input is disabled while the assistant works,
+which drops the keyboard focus to the page; after the answer it goes back, so the next question can be
+typed without tabbing through the whole sidebar."""
 HISTORY_HEIGHT = 560
 BUSY_WAIT_SECONDS = 600.0
 """How long a run waits for another tab's run in the same conversation (a long transcription)."""
@@ -141,6 +155,7 @@ def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], pro
         _ask(workspace, assistant, assets, prompt, deferral)
     finally:
         lock.release()
+    workspace.state[_REFOCUS] = True
     deferral.release()
     st.rerun()
 
@@ -244,6 +259,8 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
         if running and assistant is not None:
             _run(workspace, assistant, assets, prompt)  # ends with a rerun
         _render_notices(workspace, messages)
+        if state.pop(_REFOCUS, False):
+            st.html(FOCUS_INPUT_SCRIPT, unsafe_allow_javascript=True)
 
 
 def _render_notices(workspace: Workspace, messages: list[ChatMessage]) -> None:
