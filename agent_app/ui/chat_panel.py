@@ -40,6 +40,8 @@ FOCUS_INPUT_SCRIPT = """<script>
   let tries = 0;
   const focus = () => {
     const box = document.querySelector('[data-testid="stChatInputTextArea"]');
+    const elsewhere = document.activeElement && document.activeElement !== document.body;
+    if (elsewhere && document.activeElement !== box) { return; }  // the user went on somewhere else
     if (box && !box.disabled) { box.focus(); } else if (tries++ < 40) { setTimeout(focus, 50); }
   };
   focus();
