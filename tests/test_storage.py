@@ -299,3 +299,11 @@ def test_a_write_blocked_by_another_writer_fails_cleanly(tmp_path: Path) -> None
     store.append_message(chat.id, ChatMessage(role="user", content="hello"))  # the connection still works
     assert [m.content for m in store.load_messages(chat.id)] == ["hello"]
     blocker.close()
+
+
+def test_names_lose_invisible_and_direction_changing_characters(storage: SqliteStorage, sample_video: bytes) -> None:
+    """``harbour\\u202egnp.mp4`` would show as ``harbour4pm.png``; zero-width and control characters hide text."""
+    asset = storage.import_asset(storage.create_project("P").id, "harbour\u202egnp.mp4", io.BytesIO(sample_video))
+    assert asset.name == "harbourgnp.mp4"
+    project = storage.create_project("Bad\u200b\u2066 name\x07")
+    assert project.name == "Bad name"

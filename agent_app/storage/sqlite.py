@@ -9,6 +9,7 @@ commits, and ``busy_timeout`` makes concurrent writers wait instead of failing.
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -39,9 +40,15 @@ TITLE_LENGTH = 80
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 
+_INVISIBLE = re.compile("[\u0000-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+"""Control, zero-width and bidirectional-override characters: ``clip\u202egnp.mp4`` would *show* as
+``clip4pm.png``; a name is shown as the characters it has."""
+
+
 def clean_name(name: str, fallback: str) -> str:
-    """A display name: whitespace collapsed, bounded length, ``fallback`` when blank."""
-    collapsed = " ".join(name.split())
+    """A display name: invisible and direction-changing characters removed, whitespace collapsed,
+    bounded length, ``fallback`` when blank."""
+    collapsed = " ".join(_INVISIBLE.sub("", name).split())
     return collapsed[:MAX_NAME_LENGTH] or fallback
 
 
