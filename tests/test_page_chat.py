@@ -184,7 +184,8 @@ def test_page_without_llm_settings_explains_what_is_missing(
     assert at.main.get("video")  # the player works without a model
     send(at, "Anyone there?")
     assert bubbles(at) == [("user", "Anyone there?")]
-    assert "Missing LLM configuration: LLM_PROVIDER, LLM_MODEL, LLM_API_KEY" in texts(at.main.error)[0]
+    [error] = texts(at.main.error)
+    assert "Missing LLM configuration: LLM_PROVIDER, LLM_MODEL, LLM_API_KEY. Settings go in" in error
     assert fake_llm.requests == []
 
 

@@ -28,6 +28,7 @@ from agent_app.ui.live_status import LiveStatus
 from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
+from agent_app.ui.sidebar import SETTINGS_HELP
 from agent_app.ui.workspace import Workspace
 
 _LOGGER = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ PROVIDER_ERROR_HINT = (
 )
 """The route's provider error is deliberately bare on the wire (no upstream text, no secrets); the page
 says what it means and what to do."""
+MISSING_CONFIGURATION_PREFIX = "Missing LLM configuration:"
 MAX_LISTED_CONVERSATIONS = 30
 """Most recent first; a rerun draws at most this many buttons however long the project's history."""
 
@@ -279,6 +281,8 @@ def _render_notices(workspace: Workspace, messages: list[ChatMessage]) -> None:
         return
     if error is not None:
         hint = PROVIDER_ERROR_HINT if error == PROVIDER_ERROR else ""
+        if error.startswith(MISSING_CONFIGURATION_PREFIX):
+            hint = ". " + SETTINGS_HELP
         st.error(escape_markdown(error) + hint, icon=":material/error:")
     elif unanswered:
         st.warning("The assistant did not finish answering (the run was interrupted).", icon=":material/pause:")
