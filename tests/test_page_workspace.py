@@ -261,3 +261,15 @@ def test_the_same_file_uploaded_twice_is_stored_once(data_dir: Path, clip: bytes
     assets = storage.list_assets(at.query_params["project"])
     assert [a.name for a in assets] == ["clip.mp4", "other.mp4"]
     assert len(list((data_dir / "media").iterdir())) == 2
+
+
+def test_mistyped_upload_limit_is_explained_and_the_page_still_works(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+) -> None:
+    monkeypatch.setenv("AGENT_MAX_UPLOAD_MB", "0.5")
+    at = new_page()
+    [error] = texts(at.sidebar.error)
+    assert "Uploads are off" in error and "AGENT_MAX_UPLOAD_MB" in error
+    assert not at.sidebar.file_uploader
+    fake_llm.chat.push(openai_text("Still here."))
+    assert bubbles(send(at, "Hello"))[-1] == ("assistant", "Still here.")

@@ -226,16 +226,20 @@ def _on_play(workspace: Workspace, asset_id: str) -> None:
 def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> None:
     st.subheader("Media library", divider="gray")
     key = _uploader_key(workspace.state)
-    limit = max_upload_bytes()
-    st.file_uploader(
-        "Add video or audio",
-        type=list(ALLOWED_EXTENSIONS),
-        accept_multiple_files=True,
-        max_upload_size=max(1, limit // (1024 * 1024)),
-        key=key,
-        on_change=_on_upload,
-        args=(workspace, key),
-    )
+    try:
+        limit = max_upload_bytes()
+    except ValueError as exc:  # a mistyped AGENT_MAX_UPLOAD_MB: say so here, the rest of the page works
+        st.error(f"Uploads are off: {exc}. {SETTINGS_HELP}", icon=":material/upload_file:")
+    else:
+        st.file_uploader(
+            "Add video or audio",
+            type=list(ALLOWED_EXTENSIONS),
+            accept_multiple_files=True,
+            max_upload_size=max(1, limit // (1024 * 1024)),
+            key=key,
+            on_change=_on_upload,
+            args=(workspace, key),
+        )
     _show_notices(workspace.state, "media")
     if not assets:
         st.caption("No media yet: upload a clip to talk about it with the assistant.")
