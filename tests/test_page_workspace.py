@@ -273,3 +273,10 @@ def test_mistyped_upload_limit_is_explained_and_the_page_still_works(
     assert not at.sidebar.file_uploader
     fake_llm.chat.push(openai_text("Still here."))
     assert bubbles(send(at, "Hello"))[-1] == ("assistant", "Still here.")
+
+
+def test_mistyped_storage_setting_is_explained(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_DB_BUSY_TIMEOUT_MS", "soon")
+    at = new_page()
+    [error] = texts(at.main.error)
+    assert "AGENT_DB_BUSY_TIMEOUT_MS must be an integer" in error and "Settings go in" in error

@@ -69,6 +69,9 @@ def render_page() -> None:
             icon=":material/database_off:",
         )
         st.stop()
+    except ValueError as exc:  # a mistyped storage setting (AGENT_DB_BUSY_TIMEOUT_MS)
+        st.error(f"{exc}. {sidebar.SETTINGS_HELP}", icon=":material/database_off:")
+        st.stop()
     workspace = Workspace(state, storage)
     sync_from_url(workspace, state)
     project = workspace.project()
