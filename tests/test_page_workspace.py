@@ -233,6 +233,7 @@ def test_media_buttons_have_words_and_names_stay_literal(data_dir: Path, clip: b
         at.sidebar.button(key=f"sidebar_remove_{asset_id}"),
     )
     assert (play.label, remove.label) == ("Play", "Remove")
+    assert play.disabled and not remove.disabled  # this file is in the player already
     assert remove.help == "Remove \\*clip\\*.mp4 from the project"
     at.sidebar.text_input(key="sidebar_new_scene").input("**Intro** ![x](https://example.com/x.png)")
     at.sidebar.button(key="sidebar_add_scene").click().run()

@@ -268,6 +268,7 @@ def render_media_library(workspace: Workspace, assets: Sequence[MediaAsset]) -> 
                         on_click=callback,
                         args=(workspace, asset.id),
                         type="tertiary",
+                        disabled=action == "play" and asset.id == active_id,  # it is in the player already
                     )
             if workspace.state.get(_CONFIRM_REMOVE) == asset.id:
                 _render_remove_question(workspace, asset)
