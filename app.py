@@ -8,12 +8,11 @@ does not use HTTP for the chat (its chat client calls the same handler in-proces
 from __future__ import annotations
 
 import streamlit as st
-from starlette.routing import Route
 
-from agent_app.api import ROUTE_PATH, chat_endpoint
+from agent_app.api import chat_routes
 from agent_app.ui.media_route import media_routes
 
 app = st.App(
     "agent_app/ui/page.py",
-    routes=[Route(ROUTE_PATH, chat_endpoint, methods=["POST"]), *media_routes()],
+    routes=[*chat_routes(), *media_routes()],
 )

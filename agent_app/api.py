@@ -34,6 +34,7 @@ from pydantic_core import from_json
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from agent_app.llm_config import LLMConfig, LLMConfigurationError, load_llm_config
 from agent_app.plugins import ToolConfigurationError, build_tool_registry, enabled_tool_names
@@ -361,3 +362,19 @@ async def chat_endpoint(request: Request) -> JSONResponse:
     except Exception as exc:  # noqa: BLE001 - the last guard: a JSON error, never a traceback
         logger.error("agent route failed: %s", describe_failure(exc, _known_secrets()))
         return _response(_error(502, PROVIDER_ERROR))
+
+
+async def method_not_allowed_endpoint(request: Request) -> JSONResponse:
+    """Any other method on the route: a JSON ``405`` with ``Allow: POST``, like every other error of the
+    route (Starlette's own 405 is plain text)."""
+    return JSONResponse(
+        {"error": f"Method {request.method} not allowed: use POST"}, status_code=405, headers={"Allow": "POST"}
+    )
+
+
+def chat_routes() -> list[Route]:
+    """The route for ``st.App(..., routes=[...])``: ``POST`` served, every other method a JSON 405."""
+    return [
+        Route(ROUTE_PATH, chat_endpoint, methods=["POST"]),
+        Route(ROUTE_PATH, method_not_allowed_endpoint, methods=["GET", "PUT", "PATCH", "DELETE"]),
+    ]

@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from agent_app.api import ROUTE_PATH, authorize, chat_endpoint, handle_chat_body, is_loopback
+from agent_app.api import ROUTE_PATH, authorize, chat_endpoint, chat_routes, handle_chat_body, is_loopback
 from agent_app.chat_clients import HttpChatClient, InProcessChatClient
 from agent_app.plugins import build_tool_registry
 from agent_app.prompt import build_system_prompt, format_ms
@@ -55,7 +55,7 @@ def _hello(**extra: Any) -> bytes:
 @pytest.fixture
 def http(openai_llm: FakeLLMServer) -> Iterator[TestClient]:
     """The route on a bare Starlette app, called as a loopback client."""
-    app = Starlette(routes=[Route(ROUTE_PATH, chat_endpoint, methods=["POST"])])
+    app = Starlette(routes=chat_routes())
     with TestClient(
         app, base_url="http://127.0.0.1:8501", client=("127.0.0.1", 40000), raise_server_exceptions=False
     ) as client:
@@ -192,6 +192,15 @@ def test_endpoint_serves_the_same_handler(http: TestClient, openai_llm: FakeLLMS
     openai_llm.chat.push(error_reply(500))
     failed = http.post(ROUTE_PATH, content=_hello())
     assert (failed.status_code, failed.json()) == (502, {"error": "LLM provider error"})
+
+
+def test_other_methods_get_a_json_405_naming_post(http: TestClient, openai_llm: FakeLLMServer) -> None:
+    for method in ("GET", "PUT", "PATCH", "DELETE"):
+        response = http.request(method, ROUTE_PATH)
+        assert response.status_code == 405, method
+        assert response.headers["allow"] == "POST"
+        assert response.json() == {"error": f"Method {method} not allowed: use POST"}
+    assert openai_llm.chat.requests == []
 
 
 def test_endpoint_checks_content_length_and_streamed_bytes(http: TestClient, llm_env: pytest.MonkeyPatch) -> None:
