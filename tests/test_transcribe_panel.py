@@ -124,3 +124,47 @@ def test_a_transcript_with_missing_stretches_says_so_in_the_panel(tmp_path: Path
     app.button(key=f"transcript_{asset.id}_run").click().run()
     assert not app.exception and not app.error
     assert len(app.warning) == 1 and "gaps" in app.warning[0].value
+
+
+HOSTILE = "![x](http://198.51.100.7/p.png) **loud**"
+"""Markdown that, drawn unescaped, would load an image from another host and shout."""
+
+
+def seeded_app(tmp_path: Path, transcript: Transcript) -> tuple[AppTest, MediaAsset]:
+    """The panel for a clip whose transcript is already in the cache (no transcription run: fast)."""
+    from agent_app.media.transcript_cache import CacheKey, TranscriptCache
+
+    app, asset = app_for(tmp_path, silent_mp4(tmp_path / "clip.mp4"), "Clip.mp4")
+    path = next((tmp_path / "data").rglob("*.mp4"))
+    cache = TranscriptCache(tmp_path / "data")
+    cache.put(CacheKey(cache.content_hash(path), transcript.backend, transcript.model), transcript, asset.id)
+    return app, asset
+
+
+@pytest.mark.parametrize(("count", "expected"), [(1, "1 segment ·"), (2, "2 segments ·"), (0, "0 segments ·")])
+def test_the_segment_count_is_pluralized_correctly(tmp_path: Path, count: int, expected: str) -> None:
+    segments = [TranscriptSegment(start_ms=i * 1000, end_ms=i * 1000 + 900, text=f"Line {i}.") for i in range(count)]
+    app, _ = seeded_app(tmp_path, Transcript(duration_ms=5000, backend="local", model="m", segments=segments))
+    app.run()
+    assert not app.exception
+    assert any(caption.value.startswith(expected) for caption in app.caption), [c.value for c in app.caption]
+
+
+def test_a_tool_error_quoting_a_file_name_is_shown_literally(tmp_path: Path) -> None:
+    name = "![x](p.png) **loud**"  # a file name keeps no "/": the image is relative, still fetched
+    app, asset = app_for(tmp_path, silent_mp4(tmp_path / "silent.mp4"), f"{name}.mp4")
+    app.run()
+    app.button(key=f"transcript_{asset.id}_run").click().run()
+    assert not app.exception and len(app.error) == 1
+    error = str(app.error[0].value)
+    assert "no audio stream" in error
+    assert "!\\[x\\](p.png) \\*\\*loud\\*\\*" in error and name not in error
+
+
+def test_transcript_notes_are_shown_literally(tmp_path: Path) -> None:
+    transcript = Transcript(duration_ms=5000, backend="local", model="m", notes=[f"Audio missing near {HOSTILE}"])
+    app, _ = seeded_app(tmp_path, transcript)
+    app.run()
+    assert not app.exception and len(app.warning) == 1
+    warning = str(app.warning[0].value)
+    assert "!\\[x\\](http://198.51.100.7/p.png)" in warning and HOSTILE not in warning

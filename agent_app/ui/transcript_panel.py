@@ -22,7 +22,7 @@ from agent_app.media.transcript import Transcript
 from agent_app.media.transcript_cache import load_full_transcript
 from agent_app.registry import ToolRegistry
 from agent_app.types import MediaAsset, ToolEnvironment
-from agent_app.ui.formatting import format_duration
+from agent_app.ui.formatting import escape_markdown, format_duration
 
 TOOL_NAME = "transcribe_video"
 SEGMENTS_PER_PAGE = 40
@@ -120,14 +120,15 @@ def render_transcript_panel(
         transcript = load_full_transcript(env, asset.id)
     error = st.session_state.get(f"{key}_error")
     if error:
-        st.error(str(error), icon=":material/error:")
+        st.error(escape_markdown(str(error)), icon=":material/error:")  # it can quote a file name or arguments
     if transcript is None:
         st.caption("No transcript yet. Transcribe it here, or ask the assistant what is said in the clip.")
         return
-    language = f" · language {transcript.language}" if transcript.language else ""
+    language = f" · language {escape_markdown(transcript.language)}" if transcript.language else ""
+    count = len(transcript.segments)
     st.caption(
-        f"{len(transcript.segments)} segments · {format_duration(transcript.duration_ms)}{language} · "
-        f"{transcript.backend} ({transcript.model})"
+        f"{count} segment{'' if count == 1 else 's'} · {format_duration(transcript.duration_ms)}{language} · "
+        f"{escape_markdown(transcript.backend)} ({escape_markdown(transcript.model)})"
     )
     columns = st.columns(3)
     for column, export in zip(columns, transcript_exports(transcript, asset.name), strict=True):
@@ -142,7 +143,7 @@ def render_transcript_panel(
             on_click="ignore",
         )
     for note in transcript.notes:  # damaged or missing stretches: the transcript is not the whole file
-        st.warning(note, icon=":material/warning:")
+        st.warning(escape_markdown(note), icon=":material/warning:")
     if not transcript.segments:
         st.info("No speech was recognized in this file.", icon=":material/info:")
         return
