@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agent_app.settings import read_float, read_int, read_str
+from agent_app.settings import read_float, read_int, read_setting, read_str
 
 OPENAI_COMPATIBLE = "openai-compatible"
 GEMINI = "gemini"
@@ -60,19 +61,55 @@ class LLMConfig:
     configuration so a changed value gets a new client; ``LLM_BASE_URL`` never reaches Gemini."""
 
 
-def _positive_float(name: str, default: float) -> float:
-    value = read_float(name, default)
-    if not (value > 0 and math.isfinite(value)):
-        raise LLMConfigurationError(f"Setting {name} must be a positive number")
+MAX_TIMEOUT_SECONDS = 86_400.0
+"""A day: past this a socket timeout overflows the platform's ``time_t`` and every send fails."""
+
+
+def _timeout_seconds() -> float:
+    value = read_float("LLM_TIMEOUT_SECONDS", DEFAULT_TIMEOUT_SECONDS)
+    if not (0 < value <= MAX_TIMEOUT_SECONDS):  # also false for NaN
+        raise LLMConfigurationError("Setting LLM_TIMEOUT_SECONDS must be a positive number of seconds, at most a day")
     return value
+
+
+def _max_retries() -> int:
+    raw = read_setting("LLM_MAX_RETRIES")
+    if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):  # TOML ``true`` / ``2.5``
+        raise LLMConfigurationError("Setting LLM_MAX_RETRIES must be an integer")
+    retries = read_int("LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES)
+    if retries < 0:
+        raise LLMConfigurationError("Setting LLM_MAX_RETRIES must not be negative")
+    return retries
+
+
+def _retry_backoff_seconds() -> float:
+    backoff = read_float("LLM_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS)
+    if not (backoff >= 0 and math.isfinite(backoff)):  # NaN and infinity are not delays an SDK can use
+        raise LLMConfigurationError("Setting LLM_RETRY_BACKOFF_SECONDS must be a finite number, 0 or more")
+    return backoff
+
+
+_TUNING_READERS: tuple[Callable[[], float], ...] = (_timeout_seconds, _max_retries, _retry_backoff_seconds)
+
+
+def tuning_problems() -> list[str]:
+    """Every invalid timeout/retry setting, by name (never the value), checked whether or not the
+    required settings are there: the page names all that needs fixing at once, before any send."""
+    problems: list[str] = []
+    for reader in _TUNING_READERS:
+        try:
+            reader()
+        except (ValueError, LLMConfigurationError) as exc:  # both messages name the setting only
+            problems.append(str(exc))
+    return problems
 
 
 def load_llm_config() -> LLMConfig:
     """The current configuration.
 
     Raises :class:`MissingConfigurationError` naming every unset required setting, and
-    :class:`LLMConfigurationError` for an unparsable timeout/retry setting. The provider name is not
-    checked here: the factory does that, with the spec's ``Unknown LLM provider`` message.
+    :class:`LLMConfigurationError` for an unparsable or out-of-range timeout/retry setting. The provider
+    name is not checked here: the factory does that, with the spec's ``Unknown LLM provider`` message.
     ``LLM_BASE_URL`` is dropped for Gemini (the spec: it must be ignored).
     """
     values = {name: read_str(name) for name in REQUIRED_SETTINGS}
@@ -81,15 +118,11 @@ def load_llm_config() -> LLMConfig:
         raise MissingConfigurationError(missing)
     provider = str(values["LLM_PROVIDER"]).lower()
     try:
-        timeout = _positive_float("LLM_TIMEOUT_SECONDS", DEFAULT_TIMEOUT_SECONDS)
-        backoff = read_float("LLM_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS)
-        retries = read_int("LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES)
+        timeout = _timeout_seconds()
+        retries = _max_retries()
+        backoff = _retry_backoff_seconds()
     except ValueError as exc:  # settings' messages name the setting only
         raise LLMConfigurationError(str(exc)) from None
-    if retries < 0:
-        raise LLMConfigurationError("Setting LLM_MAX_RETRIES must not be negative")
-    if not (backoff >= 0 and math.isfinite(backoff)):  # NaN and infinity are not delays an SDK can use
-        raise LLMConfigurationError("Setting LLM_RETRY_BACKOFF_SECONDS must be a finite number, 0 or more")
     return LLMConfig(
         provider=provider,
         model=str(values["LLM_MODEL"]),
@@ -111,6 +144,8 @@ class LLMStatus:
     model: str | None
     problem: str | None = None
     missing: tuple[str, ...] = ()
+    invalid: tuple[str, ...] = ()
+    """One message per invalid timeout/retry setting, each naming the setting (never a secret)."""
 
     @property
     def summary(self) -> str:
@@ -121,15 +156,18 @@ class LLMStatus:
 
 
 def llm_status() -> LLMStatus:
-    """The configuration's state for display: configured, or which settings are missing / wrong."""
+    """The configuration's state for display: configured, or which settings are missing / wrong. An
+    invalid timeout/retry setting is reported even when required settings are missing too, so that
+    the page never says "configured" (or names only half the fixes) before a send fails."""
     provider = read_str("LLM_PROVIDER")
     model = read_str("LLM_MODEL")
+    invalid = tuning_problems()
     try:
         config = load_llm_config()
     except MissingConfigurationError as exc:
-        return LLMStatus(False, provider, model, str(exc), tuple(exc.missing))
+        return LLMStatus(False, provider, model, "; ".join([str(exc), *invalid]), tuple(exc.missing), tuple(invalid))
     except LLMConfigurationError as exc:
-        return LLMStatus(False, provider, model, str(exc))
+        return LLMStatus(False, provider, model, "; ".join(invalid) or str(exc), invalid=tuple(invalid))
     if config.provider not in PROVIDERS:
         return LLMStatus(False, config.provider, config.model, str(UnknownProviderError(config.provider)))
     return LLMStatus(True, config.provider, config.model)

@@ -109,6 +109,59 @@ def test_status_names_missing_settings_and_unknown_providers(llm_env: pytest.Mon
     assert CANARY_API_KEY not in status.summary
 
 
+def test_status_names_an_invalid_timeout_or_retry_setting_before_any_send(
+    openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch
+) -> None:
+    """The page must not say "configured" for settings that fail at the first message."""
+    cases = [
+        ("LLM_MAX_RETRIES", "several"),
+        ("LLM_MAX_RETRIES", "-3"),
+        ("LLM_TIMEOUT_SECONDS", "soon"),
+        ("LLM_TIMEOUT_SECONDS", "1e300"),  # finite, but overflows a socket timeout at the first send
+        ("LLM_RETRY_BACKOFF_SECONDS", "nan"),
+    ]
+    for name, value in cases:
+        llm_env.setenv(name, value)
+        status = llm_status()
+        assert not status.configured and status.problem is not None and name in status.problem, (name, value)
+        assert value not in status.summary and CANARY_API_KEY not in status.summary
+        assert [name in problem for problem in status.invalid] == [True]
+        result = handle_chat_body(BODY)
+        assert result.status == 502 and name in result.body["error"]
+        llm_env.setenv(name, "1")
+    assert llm_status().configured and not openai_llm.requests
+
+
+def test_status_names_invalid_settings_next_to_missing_ones(llm_env: pytest.MonkeyPatch) -> None:
+    llm_env.setenv("LLM_PROVIDER", "gemini")
+    llm_env.setenv("LLM_MAX_RETRIES", "lots")
+    llm_env.setenv("LLM_TIMEOUT_SECONDS", "-1")
+    status = llm_status()
+    assert not status.configured and status.missing == ("LLM_MODEL", "LLM_API_KEY")
+    assert [problem.split()[1] for problem in status.invalid] == ["LLM_TIMEOUT_SECONDS", "LLM_MAX_RETRIES"]
+    assert status.problem is not None
+    assert all(name in status.problem for name in ("LLM_API_KEY", "LLM_MAX_RETRIES", "LLM_TIMEOUT_SECONDS"))
+    assert "lots" not in status.problem
+
+
+def test_a_fractional_or_boolean_retry_count_in_secrets_is_invalid(tmp_path: Path) -> None:
+    """TOML gives floats and booleans, which ``int()`` would silently turn into 2 or 1 retries."""
+    (tmp_path / ".streamlit").mkdir()
+    code = "from agent_app.llm_config import llm_status\ns = llm_status()\nprint(s.configured, '|'.join(s.invalid))\n"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for value, configured in [("2.5", "False"), ("true", "False"), ("2.0", "True"), ("3", "True")]:
+        (tmp_path / ".streamlit" / "secrets.toml").write_text(
+            f'LLM_PROVIDER = "gemini"\nLLM_MODEL = "m"\nLLM_API_KEY = "k"\nLLM_MAX_RETRIES = {value}\n'
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        shown, _, invalid = done.stdout.strip().partition(" ")
+        assert shown == configured, (value, done.stdout)
+        assert ("LLM_MAX_RETRIES" in invalid) == (configured == "False")
+
+
 def test_secrets_file_wins_over_environment(tmp_path: Path) -> None:
     """In a fresh process whose working directory holds ``.streamlit/secrets.toml``."""
     (tmp_path / ".streamlit").mkdir()

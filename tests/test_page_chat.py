@@ -351,6 +351,28 @@ def test_misconfigured_provider_is_explained_without_showing_the_key(
     assert shown and not any(CANARY_API_KEY in text for text in shown)
 
 
+def test_an_invalid_retry_or_timeout_setting_is_named_in_the_sidebar_not_called_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure_env(monkeypatch, tmp_path / "data", None)
+    monkeypatch.setenv("LLM_PROVIDER", "gemini")
+    monkeypatch.setenv("LLM_MODEL", "some-model")
+    monkeypatch.setenv("LLM_API_KEY", CANARY_API_KEY)
+    monkeypatch.setenv("LLM_TIMEOUT_SECONDS", "1e300")
+    at = new_page()
+    warning = "\n".join(texts(at.sidebar.warning))
+    assert "LLM_TIMEOUT_SECONDS" in warning and "1e300" not in warning
+    assert not any("configured]" in text for text in texts(at.sidebar.markdown))
+    monkeypatch.delenv("LLM_API_KEY")  # a missing key and a bad retry count: both named at once
+    monkeypatch.setenv("LLM_TIMEOUT_SECONDS", "30")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "many")
+    at = new_page()
+    warning = "\n".join(texts(at.sidebar.warning))
+    assert "`LLM_API_KEY` is missing" in warning and "Setting LLM_MAX_RETRIES must be an integer" in warning
+    shown = [text for kind in ("markdown", "caption", "warning", "info", "error") for text in texts(at.get(kind))]
+    assert not any(CANARY_API_KEY in text or "many" in text for text in shown)
+
+
 def test_tool_error_quoting_the_model_is_shown_literally(data_dir: Path, fake_llm: FakeLLMServer) -> None:
     """A tool's error can quote the model's arguments; an error box is Markdown, so an image there would load."""
     hostile = "![x](http://198.51.100.7/p.png)"

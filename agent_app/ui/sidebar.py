@@ -304,7 +304,8 @@ def missing_settings_text(status: LLMStatus) -> str:
     """Which settings the assistant lacks and where to put them (never a value)."""
     if status.missing:
         names = ", ".join(f"`{name}`" for name in status.missing)
-        return f"The assistant is not configured: {names} {'is' if len(status.missing) == 1 else 'are'} missing. "
+        text = f"The assistant is not configured: {names} {'is' if len(status.missing) == 1 else 'are'} missing. "
+        return text + "".join(f"{problem}. " for problem in status.invalid)  # all fixes at once, not one per reload
     return f"The assistant is not configured: {status.problem or 'unknown problem'}. "
 
 
