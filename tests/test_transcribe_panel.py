@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import srt
@@ -168,3 +169,35 @@ def test_transcript_notes_are_shown_literally(tmp_path: Path) -> None:
     assert not app.exception and len(app.warning) == 1
     warning = str(app.warning[0].value)
     assert "!\\[x\\](http://198.51.100.7/p.png)" in warning and HOSTILE not in warning
+
+
+def _parent_of(node: Any, key: str) -> Any:
+    """The block directly holding the widget ``key`` in an AppTest element tree."""
+    for child in getattr(node, "children", {}).values():
+        if getattr(child, "key", None) == key:
+            return node
+        found = _parent_of(child, key)
+        if found is not None:
+            return found
+    return None
+
+
+def test_segments_and_downloads_stay_in_rows_on_a_phone(tmp_path: Path) -> None:
+    """Columns stack below 640 px (each time button on a line above its text, three downloads one under
+    another); a non-wrapping row keeps time and text side by side, a wrapping row keeps downloads compact."""
+    segments = [TranscriptSegment(start_ms=i * 1000, end_ms=i * 1000 + 900, text=f"Line {i}.") for i in range(2)]
+    app, asset = seeded_app(tmp_path, Transcript(duration_ms=5000, backend="local", model="m", segments=segments))
+    app.run()
+    assert not app.exception
+    key = f"transcript_{asset.id}"
+    for index in range(2):
+        row = _parent_of(app._tree, f"{key}_seek_{index}")
+        flex = row.proto.flex_container
+        assert flex.direction == flex.Direction.HORIZONTAL and not flex.wrap
+        assert [type(child).__name__ for child in row.children.values()] == ["Button", "Markdown"]
+    downloads = _parent_of(app._tree, f"{key}_download_srt")
+    flex = downloads.proto.flex_container
+    assert flex.direction == flex.Direction.HORIZONTAL and flex.wrap
+    assert [child.key for child in downloads.children.values()] == [
+        f"{key}_download_{n}" for n in ("srt", "webvtt", "text")
+    ]

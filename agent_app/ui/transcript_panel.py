@@ -89,18 +89,20 @@ def _render_segments(transcript: Transcript, env: ToolEnvironment, key: str, on_
     first = (page - 1) * SEGMENTS_PER_PAGE
     with st.container(height=420 if len(segments) > 8 else "content", border=False):
         for index, segment in enumerate(segments[first : first + SEGMENTS_PER_PAGE], start=first):
-            time_col, text_col = st.columns([1, 5], vertical_alignment="center")
-            time_col.button(
+            # One unwrapping row, not columns: columns stack on a phone, each time on a line of its own
+            # above its text; this row keeps the button at its own width and lets the text wrap beside it.
+            row = st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False)
+            row.button(
                 format_duration(segment.start_ms),
                 key=f"{key}_seek_{index}",
                 on_click=on_seek,
                 args=(segment.start_ms,),
                 help="Move the player here",
-                width="stretch",
+                width="content",
             )
             text = _escape(segment.text)
             current = segment.start_ms <= playhead < max(segment.end_ms, segment.start_ms + 1)
-            text_col.markdown(f"**{text}**" if current else text)
+            row.markdown(f"**{text}**" if current else text, width="stretch")
 
 
 def render_transcript_panel(
@@ -130,18 +132,17 @@ def render_transcript_panel(
         f"{count} segment{'' if count == 1 else 's'} · {format_duration(transcript.duration_ms)}{language} · "
         f"{escape_markdown(transcript.backend)} ({escape_markdown(transcript.model)})"
     )
-    columns = st.columns(3)
-    for column, export in zip(columns, transcript_exports(transcript, asset.name), strict=True):
-        column.download_button(
-            export.label,
-            data=export.data,
-            file_name=export.file_name,
-            mime=export.mime_type,
-            key=f"{key}_download_{export.label.lower()}",
-            icon=":material/download:",
-            width="stretch",
-            on_click="ignore",
-        )
+    with st.container(horizontal=True, gap="small"):  # a row that wraps on a phone instead of a stack of three
+        for export in transcript_exports(transcript, asset.name):
+            st.download_button(
+                export.label,
+                data=export.data,
+                file_name=export.file_name,
+                mime=export.mime_type,
+                key=f"{key}_download_{export.label.lower()}",
+                icon=":material/download:",
+                on_click="ignore",
+            )
     for note in transcript.notes:  # damaged or missing stretches: the transcript is not the whole file
         st.warning(escape_markdown(note), icon=":material/warning:")
     if not transcript.segments:
