@@ -135,6 +135,7 @@ def test_new_chat_starts_empty_and_keeps_the_old_one(data_dir: Path, fake_llm: F
     assert bubbles(at) == []
     assert "chat" not in at.query_params
     assert [e.label for e in at.main.expander if e.label.startswith("Past conversations")] == ["Past conversations (1)"]
+    assert at.button(key=f"chat_open_{old_chat}").label.startswith("First question — 2 messages, ")
     fake_llm.chat.push(openai_text("Second answer"))
     send(at, "Second question")
     assert bubbles(at) == [("user", "Second question"), ("assistant", "Second answer")]

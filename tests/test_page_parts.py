@@ -12,7 +12,7 @@ from streamlit.testing.v1.element_tree import Progress
 
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.chat_history import group_turns, visible_slice
-from agent_app.ui.formatting import escape_markdown, format_duration, format_elapsed, format_size
+from agent_app.ui.formatting import count_of, escape_markdown, format_duration, format_elapsed, format_size
 from agent_app.ui.live_status import status_label
 from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import is_unanswered, unfinished_calls
@@ -124,6 +124,7 @@ def test_formats() -> None:
     assert format_size(4_404_019) == "4.2 MB"
     assert format_size(3 * 1024**4) == "3072.0 GB"
     assert format_elapsed(65_000) == "1:05"
+    assert [count_of(n, "message") for n in (0, 1, 2)] == ["0 messages", "1 message", "2 messages"]
 
 
 def test_unfinished_calls_and_unanswered_conversations() -> None:

@@ -23,7 +23,7 @@ from agent_app.stores import SessionState
 from agent_app.types import ChatClient, ChatMessage, MediaAsset
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
 from agent_app.ui.conversation_locks import conversation_lock
-from agent_app.ui.formatting import escape_markdown
+from agent_app.ui.formatting import count_of, escape_markdown
 from agent_app.ui.live_status import LiveStatus
 from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
@@ -127,15 +127,15 @@ def render_header(workspace: Workspace, messages: list[ChatMessage], asking: str
         with st.expander(f"Past conversations ({len(others)})", icon=":material/history:"):
             for conversation in others[:MAX_LISTED_CONVERSATIONS]:
                 st.button(
-                    f"{escape_markdown(conversation.title) or 'Untitled'} — {conversation.message_count} messages, "
-                    f"{_when(conversation.updated_at)}",
+                    f"{escape_markdown(conversation.title) or 'Untitled'} — "
+                    f"{count_of(conversation.message_count, 'message')}, {_when(conversation.updated_at)}",
                     key=f"chat_open_{conversation.id}",
                     on_click=_open_conversation,
                     args=(workspace, conversation.id),
                     type="tertiary",
                 )
             if len(others) > MAX_LISTED_CONVERSATIONS:
-                st.caption(f"{len(others) - MAX_LISTED_CONVERSATIONS} older conversations are not listed.")
+                st.caption(f"{count_of(len(others) - MAX_LISTED_CONVERSATIONS, 'older conversation')} not listed.")
 
 
 def _first_question(messages: list[ChatMessage]) -> str:

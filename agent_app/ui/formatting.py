@@ -16,6 +16,11 @@ def escape_markdown(text: str) -> str:
     return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
 
 
+def count_of(count: int, noun: str) -> str:
+    """``"1 segment"``, ``"2 segments"``, ``"0 segments"``: a count that reads as English."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def format_duration(milliseconds: int | None) -> str:
     """``83_000`` -> ``"1:23"``, ``3_723_000`` -> ``"1:02:03"``; ``None`` -> ``"–"`` (unknown)."""
     if milliseconds is None:

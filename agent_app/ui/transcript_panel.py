@@ -22,7 +22,7 @@ from agent_app.media.transcript import Transcript
 from agent_app.media.transcript_cache import load_full_transcript
 from agent_app.registry import ToolRegistry
 from agent_app.types import MediaAsset, ToolEnvironment
-from agent_app.ui.formatting import escape_markdown, format_duration
+from agent_app.ui.formatting import count_of, escape_markdown, format_duration
 
 TOOL_NAME = "transcribe_video"
 SEGMENTS_PER_PAGE = 40
@@ -129,7 +129,7 @@ def render_transcript_panel(
     language = f" · language {escape_markdown(transcript.language)}" if transcript.language else ""
     count = len(transcript.segments)
     st.caption(
-        f"{count} segment{'' if count == 1 else 's'} · {format_duration(transcript.duration_ms)}{language} · "
+        f"{count_of(count, 'segment')} · {format_duration(transcript.duration_ms)}{language} · "
         f"{escape_markdown(transcript.backend)} ({escape_markdown(transcript.model)})"
     )
     with st.container(horizontal=True, gap="small"):  # a row that wraps on a phone instead of a stack of three
