@@ -35,8 +35,9 @@ def build_history() -> list[ChatMessage]:
         messages += [
             ChatMessage(role="user", content=f"What is said in clip {turn}?"),
             ChatMessage(role="assistant", tool_calls=[call]),
-            ChatMessage(role="tool", content="done", tool_result=ToolResult(tool_call_id=call.id, name=call.name,
-                                                                             result=result)),
+            ChatMessage(
+                role="tool", content="done", tool_result=ToolResult(tool_call_id=call.id, name=call.name, result=result)
+            ),
             ChatMessage(role="assistant", content="They talk about segments. " * 20),
         ]
     return messages
@@ -58,8 +59,10 @@ def main() -> None:
     baseline_read = best_of(lambda: [json.loads(raw) for raw in raws], number=5)
     store_read = best_of(lambda: chat.messages, number=5)
     print(f"history: {len(history)} messages, {total_bytes / 1e6:.2f} MB of JSON")
-    print(f"read all   json.loads baseline {baseline_read * 1e3:8.2f} ms | ChatStore.messages "
-          f"{store_read * 1e3:8.2f} ms | ratio {store_read / baseline_read:5.2f}")
+    print(
+        f"read all   json.loads baseline {baseline_read * 1e3:8.2f} ms | ChatStore.messages "
+        f"{store_read * 1e3:8.2f} ms | ratio {store_read / baseline_read:5.2f}"
+    )
 
     message = ChatMessage(role="user", content="one more question")
     one_raw = message.model_dump_json(by_alias=True, exclude_none=True)
@@ -69,8 +72,10 @@ def main() -> None:
 
     baseline_add = best_of(lambda: json.loads(one_raw), number=200)
     store_add = best_of(add_one, number=200)
-    print(f"add one    json.loads baseline {baseline_add * 1e6:8.2f} us | ChatStore.add_message "
-          f"{store_add * 1e6:8.2f} us | ratio {store_add / baseline_add:5.2f}")
+    print(
+        f"add one    json.loads baseline {baseline_add * 1e6:8.2f} us | ChatStore.add_message "
+        f"{store_add * 1e6:8.2f} us | ratio {store_add / baseline_add:5.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-packages.sh chromium espeak-ng
 bash scripts/setup.sh requirements-dev.txt
-echo "== ruff"; .venv/bin/ruff check .
+echo "== ruff"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
 echo "== mypy"; .venv/bin/mypy
 echo "== pytest"; .venv/bin/python -m pytest "$@"

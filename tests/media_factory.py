@@ -136,8 +136,15 @@ _VFR_STEPS_MS = (33, 33, 40, 66, 33, 100, 250, 33, 50)
 """Frame intervals of a phone camera in changing light: variable frame rate."""
 
 
-def _write_video(container: av.container.OutputContainer, stream: av.VideoStream, duration_ms: int,
-                 fps: int, size: tuple[int, int], *, vfr: bool = False) -> None:
+def _write_video(
+    container: av.container.OutputContainer,
+    stream: av.VideoStream,
+    duration_ms: int,
+    fps: int,
+    size: tuple[int, int],
+    *,
+    vfr: bool = False,
+) -> None:
     """Frames at ``fps``; with ``vfr`` (and ``fps`` 1000, a millisecond clock) at irregular intervals."""
     width, height = size
     times = list(range(max(1, duration_ms * fps // 1000)))
@@ -249,8 +256,14 @@ def write_audio_file(
 
 
 def _write_channels(
-    container: av.container.OutputContainer, stream: av.AudioStream, channels: FloatArray, *,
-    rate: int, layout: str, start_sample: int, hole: tuple[int, int] | None = None,
+    container: av.container.OutputContainer,
+    stream: av.AudioStream,
+    channels: FloatArray,
+    *,
+    rate: int,
+    layout: str,
+    start_sample: int,
+    hole: tuple[int, int] | None = None,
 ) -> None:
     size = stream.codec_context.frame_size or 1024
     target = stream.codec_context.format.name

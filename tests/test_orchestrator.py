@@ -133,8 +133,11 @@ def assert_history_consistent(messages: list[ChatMessage]) -> None:
         message = messages[index]
         index += 1
         if message.role == "assistant" and message.tool_calls:
-            answered = [m.tool_result.tool_call_id for m in messages[index : index + len(message.tool_calls)]
-                        if m.tool_result is not None]
+            answered = [
+                m.tool_result.tool_call_id
+                for m in messages[index : index + len(message.tool_calls)]
+                if m.tool_result is not None
+            ]
             assert answered == [call.id for call in message.tool_calls]
             index += len(message.tool_calls)
         else:
@@ -179,8 +182,11 @@ def test_tool_call_then_final_answer() -> None:
     assert real is not None
     tool = dataclasses.replace(real, execute=transcribe)
     client = ScriptedClient(
-        ChatResponse(content="", tool_calls=[ToolCall(id="c1", name="transcribe_video", args={})],
-                     provider_metadata={"sig": "abc"}),
+        ChatResponse(
+            content="",
+            tool_calls=[ToolCall(id="c1", name="transcribe_video", args={})],
+            provider_metadata={"sig": "abc"},
+        ),
         answer("Here is the transcription: hello world"),
     )
     h = Harness(client, tool)
@@ -306,6 +312,7 @@ def test_missing_required_argument() -> None:
     real = build_tool_registry(["transcribe_video"]).get("transcribe_video")
     assert real is not None
     assert not any(p.required for p in real.parameters)
+
     def execute(args: dict[str, Any], env: ToolEnvironment) -> dict[str, bool]:
         executed.append(args)
         return {"ok": True}
@@ -320,8 +327,9 @@ def test_missing_required_argument() -> None:
     assert_finished(h)
 
     # A parameter that *is* required and missing stops the call, naming it.
-    strict = make_tool("strict", lambda args, env: executed.append(args),
-                       [ToolParameter(key="assetId", type="string", required=True)])
+    strict = make_tool(
+        "strict", lambda args, env: executed.append(args), [ToolParameter(key="assetId", type="string", required=True)]
+    )
     h = Harness(ScriptedClient(tool_calls(("strict", {})), answer("ok")), strict)
     h.run()
     [result] = h.tool_results()
@@ -332,8 +340,11 @@ def test_missing_required_argument() -> None:
 
 def test_wrong_argument_type() -> None:
     executed: list[dict[str, Any]] = []
-    tool = make_tool("transcribe_video", lambda args, env: executed.append(args),
-                     [ToolParameter(key="assetId", type="string", required=True)])
+    tool = make_tool(
+        "transcribe_video",
+        lambda args, env: executed.append(args),
+        [ToolParameter(key="assetId", type="string", required=True)],
+    )
     client = ScriptedClient(tool_calls(("transcribe_video", {"assetId": 123})), answer("Let me fix that."))
     h = Harness(client, tool)
 
@@ -504,8 +515,14 @@ def test_result_that_is_not_json_is_a_tool_error() -> None:
     assert bad.error is not None and bad.error.startswith("bad returned a result that is not JSON-serializable (")
     assert nan.error is not None and nan.error.startswith("nan returned a result that is not JSON-serializable")
     assert model.error is None
-    assert model.result == {"id": "a", "name": "b.mp4", "kind": "video", "durationMs": None, "sizeBytes": None,
-                            "mimeType": None}
+    assert model.result == {
+        "id": "a",
+        "name": "b.mp4",
+        "kind": "video",
+        "durationMs": None,
+        "sizeBytes": None,
+        "mimeType": None,
+    }
     assert_finished(h)
 
 

@@ -145,8 +145,12 @@ def test_a_silent_first_audio_track_is_passed_over_for_the_one_with_speech(tmp_p
     """OBS writes a track per source; the desktop track may be empty while the microphone track speaks."""
     voice = speech(48_000)
     path = write_audio_file(
-        tmp_path / "obs.mkv", np.zeros((1, len(voice)), dtype=np.float32), 48_000, codec="aac",
-        video=("libx264", 10), extra_audio=[voice[None]],
+        tmp_path / "obs.mkv",
+        np.zeros((1, len(voice)), dtype=np.float32),
+        48_000,
+        codec="aac",
+        video=("libx264", 10),
+        extra_audio=[voice[None]],
     )
     assert_transcribed(transcribe_upload(path, tmp_path / "data")[1])
 
@@ -163,8 +167,13 @@ def test_with_two_speaking_tracks_the_first_default_one_is_transcribed(tmp_path:
 def test_an_mpeg_ts_starting_at_a_large_timestamp_keeps_player_times(tmp_path: Path) -> None:
     """Broadcast and camcorder streams start at an arbitrary clock (here 95 s); players show it as 0:00."""
     path = write_audio_file(
-        tmp_path / "broadcast.ts", speech(48_000)[None], 48_000, codec="aac", container_format="mpegts",
-        audio_start_ms=95_000, duration_ms=len(speech(48_000)) * 1000 // 48_000,
+        tmp_path / "broadcast.ts",
+        speech(48_000)[None],
+        48_000,
+        codec="aac",
+        container_format="mpegts",
+        audio_start_ms=95_000,
+        duration_ms=len(speech(48_000)) * 1000 // 48_000,
     )
     with av.open(str(path)) as check:
         assert check.start_time is not None and check.start_time > 90 * av.time_base
@@ -228,7 +237,11 @@ def test_an_mp4_track_starting_after_zero_keeps_its_offset_like_the_player(tmp_p
     """An empty edit delays the whole file: a browser shows nothing for 1.5 s, so neither do the times
     (only MPEG-TS/PS clocks are moved to zero)."""
     path = write_audio_file(
-        tmp_path / "delayed.m4a", speech(48_000)[None], 48_000, codec="aac", container_format="ipod",
+        tmp_path / "delayed.m4a",
+        speech(48_000)[None],
+        48_000,
+        codec="aac",
+        container_format="ipod",
         audio_start_ms=1_500,
     )
     with av.open(str(path)) as check:

@@ -66,7 +66,7 @@ def test_registry_basics_keep_registration_order() -> None:
 
 # -- plugin discovery ------------------------------------------------------------------------------
 
-TOOL_PLUGIN = '''
+TOOL_PLUGIN = """
 from agent_app.plugins import hookimpl
 from agent_app.types import ToolDefinition, ToolParameter
 
@@ -78,7 +78,7 @@ def run(args, env):
 @hookimpl
 def agent_app_tools():
     return [ToolDefinition(name={name!r}, description="test", parameters=[], execute=run)]
-'''
+"""
 
 
 def write_plugin(directory: Path, stem: str, source: str) -> Path:
@@ -104,25 +104,33 @@ def test_plugin_that_fails_to_load_is_named_in_the_error(tmp_path: Path) -> None
 
 
 def test_plugin_whose_hook_fails_is_named(tmp_path: Path) -> None:
-    write_plugin(tmp_path, "raiser", """
+    write_plugin(
+        tmp_path,
+        "raiser",
+        """
         from agent_app.plugins import hookimpl
 
         @hookimpl
         def agent_app_tools():
             raise RuntimeError("no GPU")
-    """)
+    """,
+    )
     with pytest.raises(ToolConfigurationError, match=r"file:raiser failed to list its tools: RuntimeError: no GPU"):
         registry_from(tmp_path)
 
 
 def test_plugin_with_a_misspelled_hook_is_named(tmp_path: Path) -> None:
-    write_plugin(tmp_path, "typo", """
+    write_plugin(
+        tmp_path,
+        "typo",
+        """
         from agent_app.plugins import hookimpl
 
         @hookimpl
         def agent_app_tool():
             return []
-    """)
+    """,
+    )
     with pytest.raises(ToolConfigurationError, match="unknown hook 'agent_app_tool'"):
         registry_from(tmp_path)
 
@@ -131,13 +139,17 @@ def test_plugin_with_a_misspelled_hook_is_named(tmp_path: Path) -> None:
     ("returned", "complaint"), [("'echo'", "not a list of tools"), ("[42]", "42, not a ToolDefinition")]
 )
 def test_plugin_returning_something_else_is_named(tmp_path: Path, returned: str, complaint: str) -> None:
-    write_plugin(tmp_path, "odd", f"""
+    write_plugin(
+        tmp_path,
+        "odd",
+        f"""
         from agent_app.plugins import hookimpl
 
         @hookimpl
         def agent_app_tools():
             return {returned}
-    """)
+    """,
+    )
     with pytest.raises(ToolConfigurationError, match=f"file:odd returned .*{complaint}"):
         registry_from(tmp_path)
 

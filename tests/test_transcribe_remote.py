@@ -248,9 +248,7 @@ def test_openai_busy_service_is_retried(fake_llm: FakeLLMServer, workspace: Work
     assert len(fake_llm.transcription.requests) == 2
 
 
-def test_gemini_answer_that_is_not_a_transcript_is_a_clear_error(
-    fake_llm: FakeLLMServer, tone_video: Path
-) -> None:
+def test_gemini_answer_that_is_not_a_transcript_is_a_clear_error(fake_llm: FakeLLMServer, tone_video: Path) -> None:
     fake_llm.gemini.push(gemini_text("Sure! Here is the transcript: beep"))
     backend = GeminiTranscriptionBackend(
         TranscribeSettings("gemini", model="gemini-2.5-flash", api_key=SECRET, base_url=fake_llm.gemini_base_url)

@@ -33,6 +33,7 @@ from tests.transcribe_support import SETTINGS, Workspace, new_workspace
 
 REPO = Path(__file__).resolve().parent.parent
 
+
 @pytest.fixture(autouse=True, scope="module")
 def offline_settings() -> Iterator[None]:
     """The default backend, whatever the developer's shell exports."""
@@ -328,7 +329,6 @@ def test_a_short_transcript_is_returned_whole() -> None:
     result = tool_result(MediaAsset(id="a1", name="Short.mp4"), long_transcript(5), cached=True)
     assert "truncated" not in result and len(result["segments"]) == 5 and result["cached"] is True
     assert result["text"].startswith("Sentence number 0")
-
 
 
 class CrashingBackend:

@@ -64,8 +64,12 @@ def test_camel_case_wire_form_round_trips_both_ways() -> None:
     result = ToolResult(tool_call_id="c1", name="transcribe_video", result={"text": "hi"}, duration_ms=12)
     tool_message = ChatMessage(role="tool", content="done", tool_result=result)
     tool_wire = tool_message.to_wire()
-    assert tool_wire["toolResult"] == {"toolCallId": "c1", "name": "transcribe_video", "result": {"text": "hi"},
-                                       "durationMs": 12}
+    assert tool_wire["toolResult"] == {
+        "toolCallId": "c1",
+        "name": "transcribe_video",
+        "result": {"text": "hi"},
+        "durationMs": 12,
+    }
     assert ChatMessage.model_validate(tool_wire) == tool_message
 
     context = AgentContext(

@@ -90,8 +90,11 @@ def test_arguments_that_are_not_an_object() -> None:
 
 
 def test_normalize_drops_null_optionals_and_makes_integral_floats_ints() -> None:
-    tool = tool_with(required("count", "integer"), ToolParameter(key="language", type="string"),
-                     ToolParameter(key="ratio", type="number"))
+    tool = tool_with(
+        required("count", "integer"),
+        ToolParameter(key="language", type="string"),
+        ToolParameter(key="ratio", type="number"),
+    )
     normalized = normalize_tool_args(tool, {"count": 4.0, "language": None, "ratio": 2.0})
     assert normalized == {"count": 4, "ratio": 2.0}
     assert isinstance(normalized["count"], int)

@@ -60,8 +60,15 @@ def transcribe_upload(path: Path, data_dir: Path, **args: object) -> tuple[Media
 
 
 @functools.cache
-def spoken(sentences: tuple[str, ...], rate: int, *, voice: str = "en-us", words_per_minute: int = 150,
-           lead_ms: int = 500, gap_ms: int = 700) -> tuple[FloatArray, list[tuple[int, int, str]]]:
+def spoken(
+    sentences: tuple[str, ...],
+    rate: int,
+    *,
+    voice: str = "en-us",
+    words_per_minute: int = 150,
+    lead_ms: int = 500,
+    gap_ms: int = 700,
+) -> tuple[FloatArray, list[tuple[int, int, str]]]:
     """Sentences spoken by espeak-ng at ``rate`` (made once per process, shared by every test), and where
     each sentence's sound really is: ``(onset_ms, offset_ms, text)`` measured on the samples, without the
     silence espeak puts around its words."""
@@ -103,8 +110,9 @@ def resample(samples: FloatArray, rate: int, new_rate: int) -> FloatArray:
     linear interpolation would alias highs into an 8 kHz telephone band and make it unfairly hard."""
     if rate == new_rate:
         return samples
-    frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(samples, dtype=np.float32)[None], format="flt",
-                                       layout="mono")
+    frame = av.AudioFrame.from_ndarray(
+        np.ascontiguousarray(samples, dtype=np.float32)[None], format="flt", layout="mono"
+    )
     frame.sample_rate = rate
     resampler = av.AudioResampler(format="flt", layout="mono", rate=new_rate)
     out = [*resampler.resample(frame), *resampler.resample(None)]
