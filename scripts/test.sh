@@ -3,7 +3,7 @@
 # for the test media), the Python packages, then lint, type check and the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/system-packages.sh chromium espeak-ng
+bash scripts/system-packages.sh chromium fonts-liberation espeak-ng
 bash scripts/setup.sh requirements-dev.txt
 echo "== ruff"
 .venv/bin/ruff check .
