@@ -29,13 +29,13 @@ import json
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from agent_app.providers.base import history_call_ids, synthesize_call_id
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import (
@@ -367,10 +367,10 @@ def unique_call_ids(calls: Sequence[ToolCall], history: Sequence[ChatMessage]) -
     The adapters already ensure this; a client of another kind may not, and a stored history with a
     repeated id is refused by the route (and matched wrongly by the page) for the rest of the conversation.
     """
-    seen = {call.id for message in history for call in message.tool_calls or []}
+    seen = history_call_ids(history)
     unique: list[ToolCall] = []
     for call in calls:
-        kept = call.model_copy(update={"id": f"call_{uuid.uuid4().hex}"}) if call.id in seen else call
+        kept = call.model_copy(update={"id": synthesize_call_id()}) if call.id in seen else call
         seen.add(kept.id)
         unique.append(kept)
     return unique
