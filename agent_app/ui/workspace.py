@@ -30,6 +30,7 @@ class Workspace:
         self.storage = storage
         self.chat = ChatStore(state)
         self.agent = AgentStore(state)
+        self._project: Project | None = None  # read once per run: every panel asks for it
         for key, default in ((_PROJECT, None), (_CONVERSATION, None), (_SCENE, None), (_ASSET, None)):
             state.setdefault(key, default)
         state.setdefault(_PLAYHEAD, 0)
@@ -68,10 +69,17 @@ class Workspace:
         return int(self.state.get(_PLAYHEAD) or 0)
 
     def project(self) -> Project:
-        """The open project (opening or creating one first if needed)."""
+        """The open project (opening or creating one first if needed).
+
+        Kept for the rest of this run (a :class:`Workspace` lives for one run; projects are never
+        deleted, and a rename happens in a callback, before the next run builds a new one).
+        """
         if self.project_id is not None:
+            if self._project is not None and self._project.id == self.project_id:
+                return self._project
             project = self.storage.get_project(self.project_id)
             if project is not None:
+                self._project = project
                 return project
         # No project open yet (a fresh session) or it vanished: take the first one (creating it on
         # the very first visit) and its latest chat, unless something unsaved is already on screen.
@@ -82,6 +90,7 @@ class Workspace:
             conversations = self.storage.list_conversations(project.id)
             if conversations:
                 self.open_conversation(conversations[0].id)
+        self._project = project
         return project
 
     # --- navigation -------------------------------------------------------------------------------
