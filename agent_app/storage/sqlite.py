@@ -189,15 +189,16 @@ class SqliteStorage:
         assert project is not None
         return project
 
-    def _require_project(self, project_id: str) -> None:
-        if self.get_project(project_id) is None:
+    @staticmethod
+    def _require_project(db: sqlite3.Connection, project_id: str) -> None:
+        """Raise :class:`NotFoundError` unless the project exists (inside a write: checked in the transaction)."""
+        if db.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone() is None:
             raise NotFoundError(f"No project {project_id}")
 
     # --- scenes ---------------------------------------------------------------------------------
     def create_scene(self, project_id: str, name: str) -> Scene:
         with self._write() as db:
-            if db.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone() is None:
-                raise NotFoundError(f"No project {project_id}")
+            self._require_project(db, project_id)
             position = int(
                 db.execute(
                     "SELECT COALESCE(MAX(position), -1) + 1 FROM scenes WHERE project_id = ?", (project_id,)
@@ -244,7 +245,7 @@ class SqliteStorage:
         Raises :class:`AssetRejectedError` (with a message for the user) for a file of the wrong
         type, too large, empty or unreadable as media; nothing is left on disk or in the database.
         """
-        self._require_project(project_id)
+        self._require_project(self._connection(), project_id)
         display_name = _display_file_name(file_name)
         extension = extension_of(display_name)
         limit = self._max_upload_bytes if self._max_upload_bytes is not None else max_upload_bytes()
@@ -334,8 +335,7 @@ class SqliteStorage:
 
     def create_conversation(self, project_id: str, title: str = "") -> Conversation:
         with self._write() as db:
-            if db.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone() is None:
-                raise NotFoundError(f"No project {project_id}")
+            self._require_project(db, project_id)
             now = self._activity_time(db, project_id)
             conversation = Conversation(
                 id=new_id(), project_id=project_id, title=_title_from(title), created_at=now, updated_at=now
