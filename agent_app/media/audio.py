@@ -201,10 +201,8 @@ def _length_is_exact(container: av.container.InputContainer, path: Path | None) 
     if "mp3" in names and path is not None:
         with path.open("rb") as handle:
             head = handle.read(1 << 16)
-        if head[:3] == b"ID3" and len(head) >= 10:  # skip the tag: its syncsafe size is in bytes 6..9
-            size = 10 + ((head[6] << 21) | (head[7] << 14) | (head[8] << 7) | head[9])
-            with path.open("rb") as handle:
-                handle.seek(size)
+            if head[:3] == b"ID3" and len(head) >= 10:  # skip the tag: its syncsafe size is in bytes 6..9
+                handle.seek(10 + ((head[6] << 21) | (head[7] << 14) | (head[8] << 7) | head[9]))
                 head = handle.read(1 << 12)
         return any(marker in head[:4096] for marker in (b"Xing", b"Info", b"VBRI"))
     return False
