@@ -13,6 +13,7 @@ which makes the cache safe to share between Streamlit's script threads.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import threading
 import time
@@ -115,10 +116,9 @@ class TranscriptCache:
         """``path``'s SHA-256, from the memo when its size and modification time are unchanged."""
         stat = path.stat()
         key = str(path.resolve())
-        with self._connect() as db:
-            row = db.execute("SELECT size, mtime_ns, sha256 FROM file_hashes WHERE path = ?", (key,)).fetchone()
-        if row is not None and row[0] == stat.st_size and row[1] == stat.st_mtime_ns:
-            return str(row[2])
+        memo = self._memo(key, stat)
+        if memo is not None:
+            return memo
         digest = sha256_file(path, on_progress)
         with self._connect() as db:
             db.execute(
@@ -133,10 +133,14 @@ class TranscriptCache:
             stat = path.stat()
         except OSError:
             return None
+        return self._memo(str(path.resolve()), stat)
+
+    def _memo(self, key: str, stat: os.stat_result) -> str | None:
+        """The hash recorded for ``key`` when the file still has the size and modification time it had then."""
         with self._connect() as db:
             row = db.execute(
                 "SELECT sha256 FROM file_hashes WHERE path = ? AND size = ? AND mtime_ns = ?",
-                (str(path.resolve()), stat.st_size, stat.st_mtime_ns),
+                (key, stat.st_size, stat.st_mtime_ns),
             ).fetchone()
         return str(row[0]) if row else None
 
