@@ -33,17 +33,22 @@ def _wanted_url(workspace: Workspace) -> dict[str, str]:
     return wanted
 
 
+def _url_now() -> dict[str, str]:
+    """The ``project`` and ``chat`` parameters of the address as it is now."""
+    return {key: st.query_params[key] for key in ("project", "chat") if key in st.query_params}
+
+
 def sync_from_url(workspace: Workspace, state: SessionState) -> None:
     """Apply ``?project=…&chat=…`` when it did not come from this session (a reload, a shared link,
     an edited address); a URL this session wrote is stale after a sidebar change and is ignored."""
-    current = {key: st.query_params[key] for key in ("project", "chat") if key in st.query_params}
+    current = _url_now()
     if current != state.get(_URL_WRITTEN):
         workspace.sync_with_url(current.get("project"), current.get("chat"))
 
 
 def write_url(workspace: Workspace, state: SessionState) -> None:
     wanted = _wanted_url(workspace)
-    current = {key: st.query_params[key] for key in ("project", "chat") if key in st.query_params}
+    current = _url_now()
     if current != wanted:
         st.query_params.from_dict(wanted)
     state[_URL_WRITTEN] = wanted
