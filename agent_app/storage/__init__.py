@@ -11,7 +11,6 @@ from pathlib import Path
 from agent_app.settings import read_int, read_str
 from agent_app.storage.base import (
     AssetRejectedError,
-    ChatPersistenceLike,
     NotFoundError,
     Storage,
     StorageError,
@@ -44,7 +43,6 @@ __all__ = [
     "ALLOWED_EXTENSIONS",
     "MIME_BY_EXTENSION",
     "AssetRejectedError",
-    "ChatPersistenceLike",
     "Conversation",
     "ConversationPersistence",
     "NotFoundError",

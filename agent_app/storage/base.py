@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol, runtime_checkable
 
 from agent_app.storage.models import Conversation, Project, Scene
+from agent_app.stores import ChatPersistence
 from agent_app.types import ChatMessage, MediaAsset
 
 
@@ -25,19 +26,6 @@ class NotFoundError(StorageError):
 
 class AssetRejectedError(StorageError):
     """An upload was refused (too large, not a media file); nothing of it was kept."""
-
-
-@runtime_checkable
-class ChatPersistenceLike(Protocol):
-    """Structural twin of ``agent_app.stores.ChatPersistence`` (the chat store's write-through hook).
-
-    Repeated here so storage does not import the stores module; any object with these two methods
-    satisfies both.
-    """
-
-    def message_added(self, message: ChatMessage) -> None: ...
-
-    def messages_cleared(self) -> None: ...
 
 
 @runtime_checkable
@@ -95,7 +83,7 @@ class Storage(Protocol):
 
     def clear_messages(self, conversation_id: str) -> None: ...
 
-    def chat_persistence(self, conversation_id: str) -> ChatPersistenceLike: ...
+    def chat_persistence(self, conversation_id: str) -> ChatPersistence: ...
 
     @property
     def data_dir(self) -> Path: ...
