@@ -221,13 +221,15 @@ def write_audio_file(
     options: dict[str, str] | None = None,
     hole: tuple[int, int] | None = None,
     vfr: bool = False,
+    size: tuple[int, int] = (160, 120),
 ) -> Path:
     """A media file whose audio is ``channels`` (shape ``(n_channels, n_samples)``, float in [-1, 1]) encoded
     with ``codec`` at ``rate``, optionally after a small video track ``(codec, fps)`` of the same length and
     with further audio streams (``extra_audio``, same layout). Whatever sample format the encoder wants is
     produced by PyAV's resampler, so any PCM or compressed codec of FFmpeg's build works. ``hole=(at_ms,
     length_ms)`` leaves the audio timeline empty for ``length_ms`` after ``at_ms`` (a paused recorder);
-    ``vfr`` writes the video at a variable frame rate (give ``video=(codec, 1000)``: a millisecond clock)."""
+    ``vfr`` writes the video at a variable frame rate (give ``video=(codec, 1000)``: a millisecond clock);
+    ``size`` is the video's width and height."""
     channels = np.atleast_2d(np.asarray(channels, dtype=np.float32))
     layout = layout or {1: "mono", 2: "stereo", 6: "5.1"}[channels.shape[0]]
     if duration_ms is None:
@@ -238,7 +240,7 @@ def write_audio_file(
             added_video = container.add_stream(video[0], rate=video[1])
             assert isinstance(added_video, av.VideoStream)
             video_stream = added_video
-            video_stream.width, video_stream.height = 160, 120
+            video_stream.width, video_stream.height = size
             video_stream.pix_fmt = "yuv420p"
         streams = []
         for _ in range(1 + len(extra_audio or [])):
@@ -247,7 +249,7 @@ def write_audio_file(
             added.layout = layout
             streams.append(added)
         if video_stream is not None and video is not None:
-            _write_video(container, video_stream, duration_ms, video[1], (160, 120), vfr=vfr)
+            _write_video(container, video_stream, duration_ms, video[1], size, vfr=vfr)
         for stream, data in zip(streams, [channels, *(np.atleast_2d(e) for e in extra_audio or [])], strict=True):
             start = rate * audio_start_ms // 1000
             gap = (rate * hole[0] // 1000, rate * hole[1] // 1000) if hole else None
