@@ -9,6 +9,7 @@ import pytest
 
 from agent_app.providers import clear_adapter_cache
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
+from tests.transcribe_support import SETTINGS as TRANSCRIBE_SETTINGS
 
 LLM_SETTINGS = (
     "LLM_PROVIDER",
@@ -46,6 +47,15 @@ def llm_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     clear_adapter_cache()
     yield monkeypatch
     clear_adapter_cache()
+
+
+@pytest.fixture
+def offline_transcription(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """The default (offline) transcription backend, whatever the developer's shell exports: every
+    setting or SDK variable that could redirect a transcription is cleared."""
+    for name in TRANSCRIBE_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    yield monkeypatch
 
 
 def _configure(monkeypatch: pytest.MonkeyPatch, provider: str, **settings: str) -> None:

@@ -10,7 +10,6 @@ whose index (moov) was to be written at the end, damage in the middle. Decisions
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,18 +18,14 @@ import pytest
 from agent_app.media.transcription import TranscriptionError
 from agent_app.storage import AssetRejectedError
 from tests.media_factory import SENTENCES, espeak_available, truncated_copy, word_error_rate, write_audio_file
-from tests.transcribe_support import SETTINGS, spoken, transcribe_upload
+from tests.transcribe_support import spoken, transcribe_upload
 
-pytestmark = pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng")
+pytestmark = [
+    pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),
+    pytest.mark.usefixtures("offline_transcription"),
+]
 
 TWO = SENTENCES[:2]
-
-
-@pytest.fixture(autouse=True)
-def offline_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
-    yield
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ is). Every clip is two short sentences (~8 s), so each real transcription costs 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +24,15 @@ from tests.media_factory import (
     write_audio_file,
 )
 from tests.media_samples import make_png
-from tests.transcribe_support import SETTINGS, spoken, transcribe_upload
+from tests.transcribe_support import spoken, transcribe_upload
 
-pytestmark = pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng")
+pytestmark = [
+    pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),
+    pytest.mark.usefixtures("offline_transcription"),
+]
 
 TWO = SENTENCES[:2]
 TOLERANCE_MS = 300
-
-
-@pytest.fixture(autouse=True)
-def offline_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
-    yield
 
 
 def speech(rate: int) -> FloatArray:

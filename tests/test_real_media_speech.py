@@ -5,7 +5,7 @@ write it. Each clip goes through the real upload import, the tool and the offlin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -13,20 +13,16 @@ import pytest
 
 from agent_app.media.transcription import TranscriptionError
 from tests.media_factory import SENTENCES, FloatArray, espeak_available, word_error_rate, write_audio_file
-from tests.transcribe_support import SETTINGS, placed_speech, spoken, transcribe_upload
+from tests.transcribe_support import placed_speech, spoken, transcribe_upload
 
-pytestmark = pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng")
+pytestmark = [
+    pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),
+    pytest.mark.usefixtures("offline_transcription"),
+]
 
 RATE = 16_000
 TOLERANCE_MS = 300
 A, B = SENTENCES[0], SENTENCES[1]
-
-
-@pytest.fixture(autouse=True)
-def offline_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
-    yield
 
 
 def wav(path: Path, samples: FloatArray) -> Path:

@@ -4,7 +4,6 @@ storage), segments seek the player, downloads are offered and their contents par
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,9 @@ from agent_app.media.transcript import Transcript, TranscriptSegment
 from agent_app.types import MediaAsset
 from agent_app.ui.transcript_panel import transcript_exports
 from tests.media_factory import SENTENCES, silent_mp4, speech_mp4, speech_track, write_audio_file
-from tests.transcribe_support import SETTINGS, new_workspace
+from tests.transcribe_support import new_workspace
+
+pytestmark = pytest.mark.usefixtures("offline_transcription")
 
 
 def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
@@ -45,13 +46,6 @@ def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
 
     st.text(f"playhead={playhead}")
     render_transcript_panel(asset, env, build_tool_registry(), on_seek)
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
-    yield
 
 
 def app_for(tmp_path: Path, media: Path, name: str) -> tuple[AppTest, MediaAsset]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +25,11 @@ from tests.fake_llm import (
     transcription_reply,
 )
 from tests.media_factory import tone_track, write_mp4
-from tests.transcribe_support import SETTINGS, Workspace, new_workspace
+from tests.transcribe_support import Workspace, new_workspace
+
+pytestmark = pytest.mark.usefixtures("offline_transcription")
 
 SECRET = "sk-test-secret-value"
-
-
-@pytest.fixture(autouse=True)
-def clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
-    yield
 
 
 @pytest.fixture(scope="module")
