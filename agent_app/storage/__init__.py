@@ -20,7 +20,8 @@ from agent_app.storage.media_import import ALLOWED_EXTENSIONS, MIME_BY_EXTENSION
 from agent_app.storage.media_library import ProjectMediaLibrary
 from agent_app.storage.models import Conversation, Project, Scene
 from agent_app.storage.persistence import ConversationPersistence
-from agent_app.storage.sqlite import DEFAULT_BUSY_TIMEOUT_MS, SqliteStorage
+from agent_app.storage.sqlite import SqliteStorage
+from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS
 
 DEFAULT_DATA_DIR = "data"
 

@@ -1,0 +1,101 @@
+"""Media assets: the upload copied into the media directory and probed, then its row recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import BinaryIO
+
+from agent_app.storage.base import NotFoundError
+from agent_app.storage.media_import import copy_limited, extension_of, max_upload_bytes, mime_type_for, probe_media
+from agent_app.storage.names import display_file_name
+from agent_app.storage.sqlite_database import SqliteDatabase, row_as
+from agent_app.storage.sqlite_projects import require_project
+from agent_app.types import MediaAsset, new_id, now_ms
+
+
+class AssetRows:
+    """The media part of :class:`~agent_app.storage.sqlite.SqliteStorage`: rows plus files under ``media/``."""
+
+    _db: SqliteDatabase
+    _media_dir: Path
+    _max_upload_bytes: int | None
+
+    def import_asset(self, project_id: str, file_name: str, data: BinaryIO) -> MediaAsset:
+        """Copy an upload into the media directory, probe it, and record it; all or nothing.
+
+        Raises :class:`AssetRejectedError` (with a message for the user) for a file of the wrong
+        type, too large, empty or unreadable as media; nothing is left on disk or in the database.
+        """
+        require_project(self._db.connection(), project_id)
+        display_name = display_file_name(file_name)
+        extension = extension_of(display_name)
+        limit = self._max_upload_bytes if self._max_upload_bytes is not None else max_upload_bytes()
+        asset_id = new_id()
+        stored_name = f"{asset_id}.{extension}"
+        partial = self._media_dir / f"{stored_name}.part"
+        final = self._media_dir / stored_name
+        size = copy_limited(data, partial, limit, display_name)
+        try:
+            probed = probe_media(partial, display_name)
+            partial.replace(final)
+            asset = MediaAsset(
+                id=asset_id,
+                name=display_name,
+                kind=probed.kind,
+                duration_ms=probed.duration_ms,
+                size_bytes=size,
+                mime_type=mime_type_for(extension, probed.kind),
+            )
+            with self._db.write() as db:
+                db.execute(
+                    "INSERT INTO assets (id, project_id, name, kind, duration_ms, size_bytes, mime_type, file_name,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        asset.id,
+                        project_id,
+                        asset.name,
+                        asset.kind,
+                        asset.duration_ms,
+                        asset.size_bytes,
+                        asset.mime_type,
+                        stored_name,
+                        now_ms(),
+                    ),
+                )
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            final.unlink(missing_ok=True)
+            raise
+        return asset
+
+    def get_asset(self, asset_id: str) -> MediaAsset | None:
+        row = self._db.connection().execute("SELECT * FROM assets WHERE id = ?", (asset_id,)).fetchone()
+        return row_as(MediaAsset, row) if row else None
+
+    def asset_project_id(self, asset_id: str) -> str | None:
+        row = self._db.connection().execute("SELECT project_id FROM assets WHERE id = ?", (asset_id,)).fetchone()
+        return str(row["project_id"]) if row else None
+
+    def media_path(self, asset_id: str) -> Path | None:
+        row = self._db.connection().execute("SELECT file_name FROM assets WHERE id = ?", (asset_id,)).fetchone()
+        if row is None:
+            return None
+        path = self._media_dir / str(row["file_name"])
+        return path if path.is_file() else None
+
+    def list_assets(self, project_id: str) -> list[MediaAsset]:
+        rows = (
+            self._db.connection()
+            .execute("SELECT * FROM assets WHERE project_id = ? ORDER BY created_at, id", (project_id,))
+            .fetchall()
+        )
+        return [row_as(MediaAsset, row) for row in rows]
+
+    def remove_asset(self, asset_id: str) -> None:
+        """Forget the asset and delete its file (the row first: a leftover file is harmless)."""
+        with self._db.write() as db:
+            row = db.execute("SELECT file_name FROM assets WHERE id = ?", (asset_id,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"No asset {asset_id}")
+            db.execute("DELETE FROM assets WHERE id = ?", (asset_id,))
+        (self._media_dir / str(row["file_name"])).unlink(missing_ok=True)

@@ -1,0 +1,115 @@
+"""Conversations and their messages (each message stored as its camelCase JSON), in SQLite."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agent_app.storage.base import NotFoundError
+from agent_app.storage.models import Conversation
+from agent_app.storage.names import title_from
+from agent_app.storage.sqlite_database import SqliteDatabase, row_as
+from agent_app.storage.sqlite_projects import require_project
+from agent_app.types import ChatMessage, new_id, now_ms
+
+_CONVERSATION_COLUMNS = (
+    "c.id, c.project_id, c.title, c.created_at, c.updated_at,"
+    " (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count"
+)
+
+
+def _activity_time(db: sqlite3.Connection, project_id: str) -> int:
+    """Now, but strictly after the project's latest activity: "most recent first" needs no tie-break."""
+    latest = db.execute("SELECT MAX(updated_at) FROM conversations WHERE project_id = ?", (project_id,)).fetchone()[0]
+    return max(now_ms(), int(latest) + 1) if latest is not None else now_ms()
+
+
+class ConversationRows:
+    """The conversation part of :class:`~agent_app.storage.sqlite.SqliteStorage`."""
+
+    _db: SqliteDatabase
+
+    def create_conversation(self, project_id: str, title: str = "") -> Conversation:
+        with self._db.write() as db:
+            require_project(db, project_id)
+            now = _activity_time(db, project_id)
+            conversation = Conversation(
+                id=new_id(), project_id=project_id, title=title_from(title), created_at=now, updated_at=now
+            )
+            db.execute(
+                "INSERT INTO conversations (id, project_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                (conversation.id, project_id, conversation.title, now, now),
+            )
+        return conversation
+
+    def get_conversation(self, conversation_id: str) -> Conversation | None:
+        row = (
+            self._db.connection()
+            .execute(f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation_id,))
+            .fetchone()
+        )
+        return row_as(Conversation, row) if row else None
+
+    def list_conversations(self, project_id: str) -> list[Conversation]:
+        """The project's conversations, most recently active first."""
+        rows = (
+            self._db.connection()
+            .execute(
+                f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.project_id = ?"
+                " ORDER BY c.updated_at DESC, c.created_at DESC, c.id",
+                (project_id,),
+            )
+            .fetchall()
+        )
+        return [row_as(Conversation, row) for row in rows]
+
+    def append_message(self, conversation_id: str, message: ChatMessage) -> None:
+        """Store ``message`` (its camelCase JSON) at the end of the conversation.
+
+        Appending a message id that is already stored replaces its body in place, so a retried
+        write never duplicates a message. The first user message becomes the conversation's title.
+        """
+        body = message.model_dump_json(by_alias=True, exclude_none=True)
+        with self._db.write() as db:
+            row = db.execute("SELECT project_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"No conversation {conversation_id}")
+            now = _activity_time(db, str(row["project_id"]))
+            db.execute(
+                "INSERT INTO messages (id, conversation_id, role, body, created_at) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (conversation_id, id) DO UPDATE SET body = excluded.body, role = excluded.role",
+                (message.id, conversation_id, message.role, body, now),
+            )
+            title = title_from(message.content) if message.role == "user" else ""
+            db.execute(
+                "UPDATE conversations SET updated_at = ?,"
+                " title = CASE WHEN title = '' AND ? <> '' THEN ? ELSE title END WHERE id = ?",
+                (now, title, title, conversation_id),
+            )
+
+    def load_messages(self, conversation_id: str, *, limit: int | None = None) -> list[ChatMessage]:
+        """The conversation's messages in order; with ``limit``, only the last ``limit`` of them."""
+        db = self._db.connection()
+        if limit is None:
+            rows = db.execute(
+                "SELECT body FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,)
+            ).fetchall()
+        else:
+            rows = db.execute(
+                "SELECT body FROM (SELECT seq, body FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?)"
+                " ORDER BY seq",
+                (conversation_id, max(limit, 0)),
+            ).fetchall()
+        return [ChatMessage.model_validate_json(row["body"]) for row in rows]
+
+    def count_messages(self, conversation_id: str) -> int:
+        row = (
+            self._db.connection()
+            .execute("SELECT COUNT(*) FROM messages WHERE conversation_id = ?", (conversation_id,))
+            .fetchone()
+        )
+        return int(row[0])
+
+    def clear_messages(self, conversation_id: str) -> None:
+        with self._db.write() as db:
+            db.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now_ms(), conversation_id))

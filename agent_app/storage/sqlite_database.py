@@ -1,0 +1,103 @@
+"""One SQLite file opened per thread, with eager write transactions and schema migrations.
+
+Streamlit runs each session's script in its own thread, so every thread gets its own connection
+(SQLite connections must not be shared across threads); WAL lets readers proceed while one writer
+commits, and ``busy_timeout`` makes concurrent writers wait instead of failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from agent_app.storage.base import StorageError
+from agent_app.storage.schema import MIGRATIONS, SCHEMA_VERSION
+
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+class SqliteDatabase:
+    """The connections to ``path`` (one per thread); migrated to :data:`SCHEMA_VERSION` when opened."""
+
+    def __init__(self, path: Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        self.path = path
+        self._busy_timeout_ms = max(0, int(busy_timeout_ms))
+        self._local = threading.local()
+        self._migrate()
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (opened on first use); use it directly for reads."""
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, isolation_level=None, timeout=self._busy_timeout_ms / 1000)
+            connection.row_factory = sqlite3.Row
+            connection.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA foreign_keys = ON")
+            self._local.connection = connection
+        return connection
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction, taken eagerly (``BEGIN IMMEDIATE``) so two writers never deadlock.
+
+        A database failure (locked past the busy timeout, disk full, read-only) becomes a
+        :class:`StorageError` the page can show; the transaction is rolled back, nothing half-written.
+        """
+        connection = self.connection()
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StorageError(f"The database could not be written ({exc})") from exc
+        try:
+            yield connection
+        except BaseException as exc:
+            if connection.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
+                connection.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StorageError(f"The database could not be written ({exc})") from exc
+            raise
+        try:
+            connection.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise StorageError(f"The database could not be written ({exc})") from exc
+
+    def _migrate(self) -> None:
+        with self.write() as db:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise StorageError(
+                    f"The database {self.path} has schema version {version}, newer than this app "
+                    f"understands ({SCHEMA_VERSION}); upgrade the app"
+                )
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their threads end)."""
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
+    def schema_version(self) -> int:
+        return int(self.connection().execute("PRAGMA user_version").fetchone()[0])
+
+
+def row_as(model: type[RecordT], row: sqlite3.Row) -> RecordT:
+    """A row as ``model``: the columns are named like the model's fields, extra columns are ignored."""
+    return model.model_validate(dict(row))

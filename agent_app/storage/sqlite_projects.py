@@ -1,0 +1,93 @@
+"""Projects and their scenes, as rows of the SQLite database."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agent_app.storage.base import NotFoundError
+from agent_app.storage.models import Project, Scene
+from agent_app.storage.names import clean_name
+from agent_app.storage.sqlite_database import SqliteDatabase, row_as
+from agent_app.types import new_id, now_ms
+
+
+def require_project(db: sqlite3.Connection, project_id: str) -> None:
+    """Raise :class:`NotFoundError` unless the project exists (inside a write: checked in the transaction)."""
+    if db.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone() is None:
+        raise NotFoundError(f"No project {project_id}")
+
+
+class ProjectRows:
+    """The project and scene part of :class:`~agent_app.storage.sqlite.SqliteStorage`."""
+
+    _db: SqliteDatabase
+
+    def create_project(self, name: str) -> Project:
+        project = Project(id=new_id(), name=clean_name(name, "Untitled project"), created_at=now_ms())
+        with self._db.write() as db:
+            db.execute(
+                "INSERT INTO projects (id, name, created_at) VALUES (?, ?, ?)",
+                (project.id, project.name, project.created_at),
+            )
+        return project
+
+    def get_project(self, project_id: str) -> Project | None:
+        row = self._db.connection().execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone()
+        return row_as(Project, row) if row else None
+
+    def list_projects(self) -> list[Project]:
+        rows = self._db.connection().execute("SELECT * FROM projects ORDER BY created_at, id").fetchall()
+        return [row_as(Project, row) for row in rows]
+
+    def rename_project(self, project_id: str, name: str) -> Project:
+        with self._db.write() as db:
+            cursor = db.execute(
+                "UPDATE projects SET name = ? WHERE id = ?", (clean_name(name, "Untitled project"), project_id)
+            )
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"No project {project_id}")
+        project = self.get_project(project_id)
+        assert project is not None
+        return project
+
+    def create_scene(self, project_id: str, name: str) -> Scene:
+        with self._db.write() as db:
+            require_project(db, project_id)
+            position = int(
+                db.execute(
+                    "SELECT COALESCE(MAX(position), -1) + 1 FROM scenes WHERE project_id = ?", (project_id,)
+                ).fetchone()[0]
+            )
+            scene = Scene(
+                id=new_id(),
+                project_id=project_id,
+                name=clean_name(name, f"Scene {position + 1}"),
+                position=position,
+                created_at=now_ms(),
+            )
+            db.execute(
+                "INSERT INTO scenes (id, project_id, name, position, created_at) VALUES (?, ?, ?, ?, ?)",
+                (scene.id, scene.project_id, scene.name, scene.position, scene.created_at),
+            )
+        return scene
+
+    def get_scene(self, scene_id: str) -> Scene | None:
+        row = self._db.connection().execute("SELECT * FROM scenes WHERE id = ?", (scene_id,)).fetchone()
+        return row_as(Scene, row) if row else None
+
+    def list_scenes(self, project_id: str) -> list[Scene]:
+        rows = (
+            self._db.connection()
+            .execute("SELECT * FROM scenes WHERE project_id = ? ORDER BY position", (project_id,))
+            .fetchall()
+        )
+        return [row_as(Scene, row) for row in rows]
+
+    def rename_scene(self, scene_id: str, name: str) -> Scene:
+        scene = self.get_scene(scene_id)
+        if scene is None:
+            raise NotFoundError(f"No scene {scene_id}")
+        new_name = clean_name(name, scene.name)
+        with self._db.write() as db:
+            db.execute("UPDATE scenes SET name = ? WHERE id = ?", (new_name, scene_id))
+        return scene.model_copy(update={"name": new_name})
