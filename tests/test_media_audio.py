@@ -8,17 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_app.media.audio import (
-    SAMPLE_RATE,
-    AudioSource,
-    NoAudioStreamError,
-    TruncatedMediaError,
-    UnreadableMediaError,
-    extract_audio,
-    probe_media,
-)
+from agent_app.media.audio import AudioSource, extract_audio
+from agent_app.media.audio_probe import probe_audio
 from agent_app.media.chunking import FloatArray, split_points
 from agent_app.media.encode import encode_ogg_opus, encoded_chunks
+from agent_app.media.media_errors import NoAudioStreamError, TruncatedMediaError, UnreadableMediaError
+from agent_app.media.sample_placement import SAMPLE_RATE
 from tests.media_factory import not_media, silent_mp4, tone_track, truncated_copy, write_mp4
 
 TOLERANCE_MS = 50
@@ -38,7 +33,7 @@ def tone_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_extracts_the_whole_audio_as_16khz_mono(tone_video: Path) -> None:
-    info = probe_media(tone_video)
+    info = probe_audio(tone_video)
     clip = extract_audio(tone_video)
     assert clip.sample_rate == SAMPLE_RATE and clip.samples.dtype == np.float32 and clip.samples.ndim == 1
     assert info.duration_ms is not None

@@ -12,10 +12,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from agent_app.media.audio import AudioSource, MediaError
+from agent_app.media.audio import AudioSource
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
 from agent_app.media.backends.config import create_backend
 from agent_app.media.language import language_code
+from agent_app.media.media_errors import MediaError
 from agent_app.media.transcript import Transcript, TranscriptSegment, clamp_segments
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
 from agent_app.types import MediaAsset, ToolEnvironment

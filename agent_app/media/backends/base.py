@@ -46,6 +46,6 @@ class TranscriptionBackend(Protocol):
 
     def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
         """Segments for ``audio`` with times on the media's timeline (each chunk's offset applied).
-        Consumes ``audio`` once, piece by piece; a :class:`~agent_app.media.audio.MediaError` raised while
+        Consumes ``audio`` once, piece by piece; a :class:`~agent_app.media.media_errors.MediaError` raised while
         decoding propagates."""
         ...
