@@ -13,6 +13,6 @@ from agent_app.api import chat_routes
 from agent_app.ui.media_route import media_routes
 
 app = st.App(
-    "agent_app/ui/page.py",
+    "agent_app/ui/page_script.py",
     routes=[*chat_routes(), *media_routes()],
 )

@@ -23,7 +23,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page.py"
+PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page_script.py"
 SIZES = (10, 100, 1000)
 TARGET_RATIO = 5.0
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from tests.fake_llm import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page.py"
+PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page_script.py"
 LLM_SETTINGS = ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL")
 RUN_TIMEOUT = 60.0
 

@@ -13,7 +13,7 @@ import pytest
 
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
-from agent_app.ui.workspace import DEFAULT_PROJECT_NAME, Workspace
+from agent_app.ui.session_workspace import DEFAULT_PROJECT_NAME, Workspace
 from tests.media_samples import make_wav
 
 

@@ -28,8 +28,8 @@ from agent_app.ui.live_status import LiveStatus
 from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
+from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sidebar import SETTINGS_HELP
-from agent_app.ui.workspace import Workspace
 
 _LOGGER = logging.getLogger(__name__)
 PROMPT_KEY = "chat_prompt"

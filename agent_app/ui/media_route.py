@@ -4,7 +4,7 @@ Why a route: ``st.video(path)`` reads the whole file into Streamlit's in-memory 
 rerun of every session, which for an hour of video means hundreds of megabytes read per click. When
 ``app.py`` mounts :data:`MEDIA_ROUTES`, the player points the browser here instead; the file is
 streamed (Starlette's ``FileResponse`` answers ``Range`` requests, so seeking works) and a rerun
-costs nothing. Without the route (AppTest, a bare ``streamlit run agent_app/ui/page.py``) the
+costs nothing. Without the route (AppTest, a bare ``streamlit run agent_app/ui/page_script.py``) the
 player falls back to ``st.video(path)``.
 
 Only an asset id reaches this endpoint; the path on disk comes from storage, never from the URL.

@@ -19,8 +19,8 @@ from agent_app.ui import player, sidebar
 from agent_app.ui.chat_panel import Assistant, render_chat
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
+from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.transcript_panel import render_transcript_panel
-from agent_app.ui.workspace import Workspace
 
 PAGE_TITLE = "Agent Session Shell"
 _URL_WRITTEN = "ws.url_written"

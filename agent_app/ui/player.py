@@ -15,7 +15,7 @@ from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
 from agent_app.ui.media_route import media_url
 from agent_app.ui.pickers import pick_by_id
-from agent_app.ui.workspace import Workspace
+from agent_app.ui.session_workspace import Workspace
 
 _PLAYHEAD_WIDGET = "player_playhead_s"
 

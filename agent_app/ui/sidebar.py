@@ -1,6 +1,6 @@
 """The sidebar: project, scenes, media library, and what the assistant is (model and tools).
 
-Every change goes through :class:`~agent_app.ui.workspace.Workspace` and storage in a widget
+Every change goes through :class:`~agent_app.ui.session_workspace.Workspace` and storage in a widget
 callback, which Streamlit runs before the script, so the rest of the page already draws the new
 state in the same run. Errors are shown next to the control that caused them and lose nothing.
 """
@@ -23,7 +23,7 @@ from agent_app.stores import SessionState
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown, format_duration, format_size
 from agent_app.ui.pickers import pick_by_id
-from agent_app.ui.workspace import Workspace
+from agent_app.ui.session_workspace import Workspace
 
 _UPLOAD_ROUND = "sidebar.upload_round"
 _NOTICES = "sidebar.notices"
