@@ -8,7 +8,6 @@ safe to log (secrets removed) and is never shown to the caller (the route answer
 
 from __future__ import annotations
 
-import re
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
@@ -16,6 +15,7 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_app import log_redaction
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolSchema
 
 ProviderToolCall: TypeAlias = ToolCall
@@ -85,16 +85,10 @@ def synthesize_call_id() -> str:
     return f"call_{uuid.uuid4().hex}"
 
 
-_KEY_LIKE = re.compile(r"\b(?:sk|AIza|gsk|xai)[-_A-Za-z0-9*.]{6,}")
-
-
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` without any of ``secrets`` and without anything shaped like a provider key (providers
-    echo partial keys in auth errors)."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    return _KEY_LIKE.sub("[redacted]", text)
+    """``text`` without ``secrets``, the configured ones and anything shaped like a provider key: the same
+    step every log record passes (:mod:`agent_app.log_redaction`), for text that goes elsewhere."""
+    return log_redaction.redact(text, secrets)
 
 
 def describe_failure(exc: BaseException, secrets: Iterable[str]) -> str:

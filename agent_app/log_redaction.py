@@ -1,0 +1,106 @@
+"""One redaction step that every log record of the process passes: configured secrets and key-like text out.
+
+Why: redacting at each call site misses the text nobody expected to hold a key (a provider's 200 body
+quoting it, an SDK's debug line, a traceback). A log record factory sees every record of every logger
+(ours, Streamlit's, httpx's, the SDKs') when it is made, before any handler or formatter reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+SECRET_SETTINGS = (
+    "LLM_API_KEY",
+    "TRANSCRIBE_API_KEY",
+    "AGENT_API_TOKEN",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
+"""Settings whose values are secrets: the model's and the transcriber's keys, the route token, and the
+variables the SDKs read on their own."""
+REDACTED = "[redacted]"
+KEY_LIKE = re.compile(
+    r"\b(?:sk|gsk|xai|pk|rk)[-_][-_A-Za-z0-9*.]{6,}"  # OpenAI (sk-, sk-proj-, sk-ant-), Groq, xAI, ...
+    r"|\bAIza[-_A-Za-z0-9]{8,}"  # Google API keys
+    r"|(?<=Bearer )[^\s\"',;]+",  # whatever follows "Bearer " (a header echoed in an error)
+    re.IGNORECASE,
+)
+"""Anything shaped like a provider key, configured or not (providers echo partial keys in auth errors)."""
+
+_inside = threading.local()
+_formatter = logging.Formatter()
+
+
+def configured_secrets() -> list[str]:
+    """The values of :data:`SECRET_SETTINGS` now (Streamlit secrets and environment), longest first."""
+    values = {os.environ.get(name, "").strip() for name in SECRET_SETTINGS}
+    if not getattr(_inside, "reading", False):  # reading settings may log: don't redact that recursively
+        _inside.reading = True
+        try:
+            from agent_app.settings import read_str
+
+            values.update(read_str(name) or "" for name in SECRET_SETTINGS)
+        except Exception:  # noqa: BLE001 - an unreadable secrets file: the environment's values still count
+            pass
+        finally:
+            _inside.reading = False
+    return sorted((value for value in values if value), key=len, reverse=True)
+
+
+def _spellings(secret: str) -> list[str]:
+    """``secret`` as text may quote it: verbatim, URL-encoded, JSON-escaped, ``repr``-escaped."""
+    return list(dict.fromkeys((secret, quote(secret, safe=""), json.dumps(secret)[1:-1], repr(secret)[1:-1])))
+
+
+def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
+    """``text`` without the configured secrets, ``extra_secrets`` and key-like strings."""
+    secrets = sorted({*configured_secrets(), *(s for s in extra_secrets if s)}, key=len, reverse=True)
+    for secret in secrets:
+        for spelling in _spellings(secret):
+            text = text.replace(spelling, REDACTED)
+    return KEY_LIKE.sub(REDACTED, text)
+
+
+def redact_record(record: logging.LogRecord) -> None:
+    """Replace ``record``'s message (formatted with its arguments), traceback and stack with redacted text."""
+    try:
+        message = record.getMessage()
+    except Exception:  # noqa: BLE001 - a bad format string: logging reports it later; redact the parts
+        message = f"{record.msg} {record.args}"
+    record.msg, record.args = redact(message), None
+    if record.exc_info and not record.exc_text:
+        record.exc_text = _formatter.formatException(record.exc_info)
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text)
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+
+
+class _RedactingFactory:
+    """Wraps the record factory that was installed before (kept, so another wrapper still works)."""
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record: logging.LogRecord = self.previous(*args, **kwargs)
+        redact_record(record)
+        return record
+
+
+def install() -> None:
+    """Make every log record of the process pass :func:`redact_record` (idempotent). Python warnings
+    become log records too: an SDK warns with the text it could not parse (google-genai quotes an
+    unknown enum value), which would otherwise go to stderr as it is."""
+    logging.captureWarnings(True)
+    current = logging.getLogRecordFactory()
+    if not isinstance(current, _RedactingFactory):
+        logging.setLogRecordFactory(_RedactingFactory(current))
