@@ -35,6 +35,7 @@ from typing import Protocol
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from agent_app.prompt import escape_invisible, escape_invisible_in
 from agent_app.providers.base import history_call_ids, synthesize_call_id
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
@@ -212,6 +213,7 @@ class Orchestrator:
                 else:
                     result = self._over_cap(pending[0], len(calls))
                 pending.pop(0)
+                result = as_model_data(result)
                 self._append(history, ChatMessage(role="tool", content=summarize(result), tool_result=result))
         except BaseException as exc:
             if isinstance(exc, Exception):
@@ -374,6 +376,14 @@ def unique_call_ids(calls: Sequence[ToolCall], history: Sequence[ChatMessage]) -
         seen.add(kept.id)
         unique.append(kept)
     return unique
+
+
+def as_model_data(result: ToolResult) -> ToolResult:
+    """``result`` with invisible and direction-changing characters escaped in every string: a transcript
+    or a file name reaches the model as the characters it holds, never text that reads in another order
+    (the system prompt tells the model that tool results are data, not instructions)."""
+    error = None if result.error is None else escape_invisible(result.error)
+    return result.model_copy(update={"result": escape_invisible_in(result.result), "error": error})
 
 
 def describe_exception(exc: BaseException) -> str:
