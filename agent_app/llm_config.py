@@ -59,6 +59,10 @@ class LLMConfig:
     gemini_base_url: str | None = None
     """google-genai's own override, env ``GOOGLE_GEMINI_BASE_URL`` (proxies, tests): part of the
     configuration so a changed value gets a new client; ``LLM_BASE_URL`` never reaches Gemini."""
+    context_tokens: int | None = None
+    """``LLM_CONTEXT_TOKENS``: the model's whole context window, overriding the table of known models."""
+    max_output_tokens: int | None = None
+    """``LLM_MAX_OUTPUT_TOKENS``: tokens of the window kept for the answer (default: a share of it)."""
 
 
 MAX_TIMEOUT_SECONDS = 86_400.0
@@ -89,7 +93,34 @@ def _retry_backoff_seconds() -> float:
     return backoff
 
 
-_TUNING_READERS: tuple[Callable[[], float], ...] = (_timeout_seconds, _max_retries, _retry_backoff_seconds)
+def _token_count(name: str) -> int | None:
+    """An optional whole, positive number of tokens (``None`` when unset)."""
+    raw = read_setting(name)
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):  # TOML ``true`` / ``2.5``
+        raise LLMConfigurationError(f"Setting {name} must be a whole number of tokens")
+    value = read_int(name, 0)
+    if value < 1:
+        raise LLMConfigurationError(f"Setting {name} must be a positive number of tokens")
+    return value
+
+
+def _context_tokens() -> int | None:
+    return _token_count("LLM_CONTEXT_TOKENS")
+
+
+def _max_output_tokens() -> int | None:
+    return _token_count("LLM_MAX_OUTPUT_TOKENS")
+
+
+_TUNING_READERS: tuple[Callable[[], float | None], ...] = (
+    _timeout_seconds,
+    _max_retries,
+    _retry_backoff_seconds,
+    _context_tokens,
+    _max_output_tokens,
+)
 
 
 def tuning_problems() -> list[str]:
@@ -121,6 +152,8 @@ def load_llm_config() -> LLMConfig:
         timeout = _timeout_seconds()
         retries = _max_retries()
         backoff = _retry_backoff_seconds()
+        context_tokens = _context_tokens()
+        max_output_tokens = _max_output_tokens()
     except ValueError as exc:  # settings' messages name the setting only
         raise LLMConfigurationError(str(exc)) from None
     return LLMConfig(
@@ -132,6 +165,8 @@ def load_llm_config() -> LLMConfig:
         max_retries=retries,
         retry_backoff_seconds=backoff,
         gemini_base_url=(os.environ.get("GOOGLE_GEMINI_BASE_URL") or None) if provider == GEMINI else None,
+        context_tokens=context_tokens,
+        max_output_tokens=max_output_tokens,
     )
 
 

@@ -88,6 +88,33 @@ class ToolResult(WireModel):
     duration_ms: int | None = None
 
 
+class TokenUsage(WireModel):
+    """Tokens of one model request as the provider counted them (``prompt_tokens`` /
+    ``promptTokenCount`` in, ``completion_tokens`` / ``candidatesTokenCount`` out)."""
+
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+
+
+class ContextReport(WireModel):
+    """How one request's history was fitted into the model's context window (see
+    :mod:`agent_app.context_fit`): stored on the assistant message it produced, so the page can mark the
+    cut and show how full the context is, and the next request can compare its estimate with ``usage``.
+
+    ``estimated_tokens`` is the estimate of what was sent, already multiplied by ``scale`` (the correction
+    learnt from the provider's earlier usage); ``first_sent_id`` is the oldest non-system message sent when
+    ``left_out_messages`` older ones were not.
+    """
+
+    window_tokens: int = Field(ge=1)
+    budget_tokens: int = Field(ge=1)
+    estimated_tokens: int = Field(ge=0)
+    scale: float = Field(default=1.0, gt=0)
+    left_out_messages: int = Field(default=0, ge=0)
+    first_sent_id: str | None = None
+    stubbed_results: int = Field(default=0, ge=0)
+
+
 class ChatMessage(WireModel):
     """One entry of a conversation.
 
@@ -106,6 +133,10 @@ class ChatMessage(WireModel):
     tool_result: ToolResult | None = None
     timestamp: int = Field(default_factory=now_ms)
     provider_metadata: dict[str, Any] | None = None
+    usage: TokenUsage | None = None
+    """On an assistant message: the provider's token count of the request that produced it."""
+    context: ContextReport | None = None
+    """On an assistant message: how the request that produced it was fitted into the context window."""
 
 
 class MediaAsset(WireModel):
@@ -168,6 +199,8 @@ class ChatResponse(WireModel):
     content: str = ""
     tool_calls: list[ToolCall] | None = None
     provider_metadata: dict[str, Any] | None = None
+    usage: TokenUsage | None = None
+    context: ContextReport | None = None
 
 
 ProgressCallback: TypeAlias = Callable[[float, str], None]

@@ -119,6 +119,9 @@ def test_status_names_an_invalid_timeout_or_retry_setting_before_any_send(
         ("LLM_TIMEOUT_SECONDS", "soon"),
         ("LLM_TIMEOUT_SECONDS", "1e300"),  # finite, but overflows a socket timeout at the first send
         ("LLM_RETRY_BACKOFF_SECONDS", "nan"),
+        ("LLM_CONTEXT_TOKENS", "16k"),
+        ("LLM_CONTEXT_TOKENS", "0"),
+        ("LLM_MAX_OUTPUT_TOKENS", "-5"),
     ]
     for name, value in cases:
         llm_env.setenv(name, value)
@@ -186,3 +189,10 @@ def test_secrets_file_wins_over_environment(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["gemini", "from-secrets", "True", "4", "None"]
+
+
+def test_context_window_settings_are_read(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
+    assert (load_llm_config().context_tokens, load_llm_config().max_output_tokens) == (None, None)
+    llm_env.setenv("LLM_CONTEXT_TOKENS", "16000")
+    llm_env.setenv("LLM_MAX_OUTPUT_TOKENS", "1000")
+    assert (load_llm_config().context_tokens, load_llm_config().max_output_tokens) == (16_000, 1_000)

@@ -1,0 +1,250 @@
+"""What of a conversation is sent when all of it does not fit the model's context window.
+
+Why here and not in the page: the route's callers send whole histories too, so the one chat handler fits
+every request the same way. Storage is never touched: only the request shrinks. In this order, until the
+estimate (:mod:`agent_app.context_budget`) fits the budget:
+
+1. Tool results older than the latest user message become a short stub that says what they were and how to
+   get them back (a transcript page: its asset, time range and word count, and the call that reads it again).
+2. The oldest whole turns are left out. A turn starts at a user message, so a tool call is never separated
+   from its result, the latest user message and every system message are always sent, and a Gemini turn
+   keeps its thought signatures (they ride in ``provider_metadata``, which no step here changes).
+3. Results of the running turn's earlier tool rounds become stubs too (the latest round's results, which
+   the model has not seen yet, never do).
+4. What still does not fit is refused with :class:`ContextTooLargeError` naming the part that is too large.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_app.context_budget import ContextBudget, fixed_tokens, message_tokens, usage_scale
+from agent_app.prompt import format_ms
+from agent_app.types import AgentContext, ChatMessage, ContextReport, ToolCall, ToolResult, ToolSchema
+
+STUB_PREFIX = "[Left out to save room in the model's context:"
+
+RETRY_SHRINK = 0.8
+"""After a provider's own context-length refusal the retry aims at this share of what was refused."""
+
+
+class ContextTooLargeError(ValueError):
+    """Even the least a request must carry does not fit the budget; the message says what is too large."""
+
+
+@dataclass(frozen=True)
+class FittedHistory:
+    """The messages to send and how they were fitted."""
+
+    messages: list[ChatMessage]
+    report: ContextReport
+
+
+@dataclass
+class _Plan:
+    """The fitting state over one history: estimates per message, what is stubbed and from where it is sent."""
+
+    messages: Sequence[ChatMessage]
+    tokens: list[float]
+    total: float
+    limit: float
+    start: int = 0
+    stubbed: dict[int, ChatMessage] = field(default_factory=dict)
+
+    def fits(self) -> bool:
+        return self.total <= self.limit
+
+
+def fit_history(
+    messages: Sequence[ChatMessage],
+    budget: ContextBudget,
+    *,
+    system_prompt: str = "",
+    tool_schemas: Sequence[ToolSchema] = (),
+    context: AgentContext | None = None,
+    scale: float | None = None,
+) -> FittedHistory:
+    """``messages`` shrunk until their estimate, times ``scale`` (default: learnt from the history's usage),
+    fits ``budget.input_tokens`` together with the system prompt and tools. Raises
+    :class:`ContextTooLargeError` when even the latest turn's must-sends do not fit."""
+    factor = usage_scale(messages) if scale is None else scale
+    tokens = [message_tokens(message) for message in messages]
+    fixed = fixed_tokens(system_prompt, tool_schemas)
+    plan = _Plan(messages, tokens, fixed + sum(tokens), budget.input_tokens / factor)
+    latest_user = _latest_user(messages)
+    if not plan.fits():
+        calls = _calls_by_id(messages)
+        _stub_results(plan, range(latest_user), calls, context)
+        _drop_oldest_turns(plan, latest_user)
+        _stub_results(plan, range(latest_user + 1, _last_round_start(messages)), calls, context)
+        if not plan.fits():
+            raise ContextTooLargeError(_too_large(plan, fixed, factor, budget, latest_user))
+    stubbed = plan.stubbed
+    sent = [stubbed.get(index, message) for index, message in enumerate(messages) if _is_sent(plan, index)]
+    first = next((message.id for message in messages[plan.start :] if message.role != "system"), None)
+    left_out = sum(1 for message in messages[: plan.start] if message.role != "system")
+    report = ContextReport(
+        window_tokens=budget.window_tokens,
+        budget_tokens=budget.input_tokens,
+        estimated_tokens=round(plan.total * factor),
+        scale=factor,
+        left_out_messages=left_out,
+        first_sent_id=first if left_out else None,
+        stubbed_results=sum(1 for index in stubbed if index >= plan.start),
+    )
+    return FittedHistory(sent, report)
+
+
+def retry_scale(report: ContextReport, refusal: str) -> float:
+    """The scale for the one retry after the provider refused ``report``'s request as too long: the
+    provider's own count when its message gives one (OpenAI, vLLM and Gemini all do), else the estimate
+    grown by the margin; either way aiming :data:`RETRY_SHRINK` below where it failed."""
+    counted = _counted_tokens(refusal)
+    uncorrected = report.estimated_tokens / report.scale
+    scale = counted / uncorrected if counted and uncorrected > 0 else report.scale
+    return max(scale, report.scale) / RETRY_SHRINK
+
+
+_COUNTS = (
+    re.compile(r"messages resulted in (\d+) tokens"),  # OpenAI
+    re.compile(r"you requested (\d+) tokens"),  # vLLM and older OpenAI
+    re.compile(r"input token count \((\d+)\)"),  # Gemini
+    re.compile(r"prompt is too long: (\d+) tokens"),
+)
+
+
+def _counted_tokens(refusal: str) -> int | None:
+    for pattern in _COUNTS:
+        found = pattern.search(refusal)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+# --- the steps ------------------------------------------------------------------------------------------
+
+
+def _latest_user(messages: Sequence[ChatMessage]) -> int:
+    """Index of the latest user message (0 when there is none: then everything is the current turn)."""
+    return next((index for index in range(len(messages) - 1, -1, -1) if messages[index].role == "user"), 0)
+
+
+def _last_round_start(messages: Sequence[ChatMessage]) -> int:
+    """Index of the first of the trailing tool results (the round the model has not answered yet)."""
+    index = len(messages)
+    while index > 0 and messages[index - 1].role == "tool":
+        index -= 1
+    return index
+
+
+def _is_sent(plan: _Plan, index: int) -> bool:
+    return index >= plan.start or plan.messages[index].role == "system"
+
+
+def _calls_by_id(messages: Sequence[ChatMessage]) -> dict[str, ToolCall]:
+    return {call.id: call for message in messages if message.tool_calls for call in message.tool_calls}
+
+
+def _stub_results(plan: _Plan, indexes: range, calls: dict[str, ToolCall], context: AgentContext | None) -> None:
+    for index in indexes:
+        if plan.fits():
+            return
+        message = plan.messages[index]
+        if message.tool_result is None or index < plan.start or index in plan.stubbed:
+            continue
+        stub = _stubbed(message, calls.get(message.tool_result.tool_call_id), context)
+        saved = plan.tokens[index] - message_tokens(stub)
+        if saved > 0:
+            plan.stubbed[index] = stub
+            plan.tokens[index] -= saved
+            plan.total -= saved
+
+
+def _drop_oldest_turns(plan: _Plan, latest_user: int) -> None:
+    """Move the start past whole turns (each up to the next user message), oldest first, never past the
+    latest user message; system messages stay sent wherever they are."""
+    while not plan.fits() and plan.start < latest_user:
+        end = plan.start + 1
+        while end < latest_user and plan.messages[end].role != "user":
+            end += 1
+        plan.total -= sum(plan.tokens[i] for i in range(plan.start, end) if plan.messages[i].role != "system")
+        plan.start = end
+
+
+def _too_large(plan: _Plan, fixed: float, scale: float, budget: ContextBudget, latest_user: int) -> str:
+    room = (
+        f"the model's context window ({budget.window_tokens:,} tokens, "
+        f"{budget.reserved_tokens:,} of them kept for the answer)"
+    )
+    if fixed * scale > budget.input_tokens:
+        return (
+            f"The instructions and tool descriptions alone need about {round(fixed * scale):,} tokens, more than "
+            f"{room} leaves; set LLM_CONTEXT_TOKENS if the model's window is larger"
+        )
+    sent = [index for index in range(len(plan.messages)) if _is_sent(plan, index) and index >= latest_user]
+    largest = max(sent, key=lambda index: plan.tokens[index], default=latest_user)
+    message = plan.messages[largest]
+    size = f"about {round(plan.tokens[largest] * scale):,} tokens"
+    if message.tool_result is not None:
+        return (
+            f"The result of {message.tool_result.name} is too large for {room}: {size}. "
+            "Ask for a smaller part (a shorter time range)"
+        )
+    return f"This message is too long for {room}: {size}. Shorten it or send it in parts"
+
+
+# --- stubs ----------------------------------------------------------------------------------------------
+
+
+def _stubbed(message: ChatMessage, call: ToolCall | None, context: AgentContext | None) -> ChatMessage:
+    result = message.tool_result
+    assert result is not None
+    text = f"{STUB_PREFIX} {describe_result(result, call, context)}]"
+    return message.model_copy(update={"tool_result": result.model_copy(update={"result": text, "error": None})})
+
+
+def describe_result(result: ToolResult, call: ToolCall | None, context: AgentContext | None) -> str:
+    """What a left-out result was and the call that gets it back: a transcript says its asset, range and
+    words; anything else its size and the call's arguments."""
+    data = result.result
+    if result.error is not None:
+        return f"{result.name} failed: {result.error[:200]}"
+    if isinstance(data, dict) and isinstance(data.get("segments"), list) and data.get("assetId"):
+        return _describe_transcript(result.name, data, context)
+    args = call.args if call is not None else {}
+    size = f"{len(str(data)):,} characters"
+    return f"a result of {result.name} ({size}); call {result.name} again with {_arguments(args)} to get it back"
+
+
+def _describe_transcript(tool: str, data: dict[str, Any], context: AgentContext | None) -> str:
+    segments = [segment for segment in data["segments"] if isinstance(segment, dict)]
+    asset_id = str(data["assetId"])
+    names = {asset.id: asset.name for asset in context.media_assets} if context is not None else {}
+    start = _ms(segments[0].get("startMs")) if segments else _ms(data.get("startMs"))
+    end = _ms(segments[-1].get("endMs")) if segments else _ms(data.get("endMs"))
+    words = sum(len(str(segment.get("text", "")).split()) for segment in segments)
+    span = f"{_clock(start)}–{_clock(end)}"
+    arguments = {"assetId": asset_id, "startMs": start, "endMs": end}
+    return (
+        f"transcript of {names.get(asset_id, asset_id)} {span}, {words:,} words; "
+        f"call {tool} again with {_arguments(arguments)} to read it"
+    )
+
+
+def _ms(value: object) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _clock(ms: int) -> str:
+    """``m:ss`` of :func:`~agent_app.prompt.format_ms` without the milliseconds (a stub names a range)."""
+    return format_ms(ms).rsplit(".", 1)[0]
+
+
+def _arguments(args: dict[str, Any]) -> str:
+    return (
+        ", ".join(f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}" for key, value in args.items())
+        or "the same arguments"
+    )
