@@ -6,11 +6,13 @@ of our own code is mocked; only the network peer is ours.
 
 Endpoints (any path prefix is accepted, so ``/v1/...`` and ``/anything/v1/...`` both work):
 
-* ``POST .../chat/completions`` — OpenAI chat completions (non-streaming JSON). Script: ``server.chat``.
+* ``POST .../chat/completions`` — OpenAI chat completions, whole or streamed (``stream: true``). Script:
+  ``server.chat``.
 * ``POST .../audio/transcriptions`` — OpenAI transcriptions, multipart form with a ``file``; answers in
   the ``response_format`` the request asked for (``json`` default, ``verbose_json``, ``text``, ``srt``,
   ``vtt``). Script: ``server.transcription``.
-* ``POST /{version}/models/{model}:generateContent`` — Gemini. Script: ``server.gemini``.
+* ``POST /{version}/models/{model}:generateContent`` and ``:streamGenerateContent?alt=sse`` — Gemini, whole
+  or streamed. Script: ``server.gemini``.
 
 Anything else answers 404 and is still recorded.
 
@@ -36,6 +38,17 @@ Scripting — each endpoint (``server.chat``, ``server.gemini``, ``server.transc
         gemini_call("transcribe_video", {"assetId": "a1"}, id="", thought_signature=b"sig")))
     fake_llm.transcription.push(transcription_reply("hello world", segments=[(0.0, 1.2, "hello world")]))
 
+Streaming: a whole answer built by :func:`openai_completion` / :func:`gemini_response` (and the builders on
+top of them) is streamed when the request asks for a stream, in the providers' real wire formats
+(``tests/fake_llm_streams.py``): text in three pieces by default, tool-call arguments in fragments, usage
+at the end. :func:`streamed` scripts it (pieces, pauses, a cut connection, a malformed event, an error
+event, usage ignored); :func:`not_streamed` or ``server.streaming = False`` answer whole, as a server that
+cannot stream does. Verbatim bodies (:func:`json_reply`, :func:`raw_reply`, errors) always go out whole::
+
+    fake_llm.chat.push(streamed(openai_text("Hello world"), pieces=5, delay_seconds=0.05))
+    fake_llm.chat.push(streamed(openai_text("Hello world"), fault="cut", fault_after=2))
+    fake_llm.gemini.push(streamed(gemini_text("Hi", thought_signature=b"s"), signature="empty-part"))
+
 Builders: :func:`openai_text`, :func:`openai_tool_calls` + :func:`tool_call` (``arguments`` may be a raw
 string to send malformed JSON), :func:`gemini_text`, :func:`gemini_function_calls` + :func:`gemini_call`,
 :func:`gemini_response` (any candidates / finish reason), :func:`transcription_reply`, :func:`error_reply`,
@@ -46,7 +59,8 @@ queue item is a :class:`Reply` or a callable ``(RecordedRequest) -> Reply``.
 Recording — every request is appended to ``server.requests`` and to its endpoint's ``.requests`` as a
 :class:`RecordedRequest` (``method``, ``path``, ``query``, ``headers`` with lower-case names, raw ``body``,
 parsed ``json`` or ``None``, multipart ``form`` fields and ``files``, the ``endpoint`` name and, for Gemini,
-``model``). ``server.reset()`` clears queues, defaults and records.
+``model``; for a stream, ``streamed``, ``events_sent``, ``closed_by_client``, and ``answered`` set when the
+server is done with it). ``server.reset()`` clears queues, defaults and records.
 
 Fixtures (``tests/conftest.py``): ``fake_llm`` (function scope, a fresh server per test) and
 ``fake_llm_session`` (one server for the session; call ``reset()`` yourself). Both are stopped by the
@@ -58,6 +72,7 @@ retries, 5 s timeout; ``LLM_BASE_URL`` or ``GOOGLE_GEMINI_BASE_URL``) and yield 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import threading
 import time
@@ -70,6 +85,19 @@ from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeAlias
 from urllib.parse import parse_qs, urlsplit
+
+from tests.fake_llm_streams import (
+    DEFAULT_STREAM,
+    MALFORMED,
+    Fault,
+    SignaturePlacement,
+    StreamScript,
+    UsageMode,
+    gemini_error_event,
+    gemini_stream_events,
+    openai_error_event,
+    openai_stream_events,
+)
 
 CANARY_API_KEY = "canary-KEY-4f1d9a7e2b6c0d3e"
 """An API key for tests to configure and then look for: it must never show up in a response, an
@@ -103,6 +131,14 @@ class RecordedRequest:
     json: Any = None
     form: dict[str, str] = field(default_factory=dict)
     files: dict[str, UploadedFile] = field(default_factory=dict)
+    streamed: bool = False
+    """The answer went out as a stream (the request asked for one and the reply could be streamed)."""
+    events_sent: int = 0
+    """Stream events written so far (a ``[DONE]`` counts as one)."""
+    closed_by_client: bool = False
+    """The client closed the connection before the stream's end (a stopped run, a cancelled read)."""
+    answered: threading.Event = field(default_factory=threading.Event)
+    """Set once the server is done with the request (the whole answer sent, cut or abandoned)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +146,9 @@ class Reply:
     """What the server answers: status, headers and body, optionally after a delay.
 
     ``delay_seconds`` waits before answering (cut short when the server stops); ``render`` when set
-    replaces ``body`` with a body computed from the request (used by transcription formats).
+    replaces ``body`` with a body computed from the request (used by transcription formats). ``stream``
+    says how the body is streamed when the request asks for a stream (``None``: sent whole regardless, as
+    a server that cannot stream does); the builders of whole answers set the default script.
     """
 
     status: int = 200
@@ -119,13 +157,16 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     delay_seconds: float = 0.0
     render: Callable[[RecordedRequest], tuple[bytes, str]] | None = None
+    stream: StreamScript | None = None
 
 
 ReplySource: TypeAlias = Reply | Callable[[RecordedRequest], Reply]
 
 
-def _json_reply(payload: Any, status: int = 200, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
-    return Reply(status=status, body=json.dumps(payload).encode(), headers=headers)
+def _json_reply(
+    payload: Any, status: int = 200, headers: tuple[tuple[str, str], ...] = (), stream: StreamScript | None = None
+) -> Reply:
+    return Reply(status=status, body=json.dumps(payload).encode(), headers=headers, stream=stream)
 
 
 # --- OpenAI chat completions ------------------------------------------------------------------
@@ -152,7 +193,8 @@ def openai_completion(message: dict[str, Any], finish_reason: str | None = "stop
             "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }
+        },
+        stream=DEFAULT_STREAM,
     )
 
 
@@ -208,7 +250,8 @@ def gemini_response(
             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
             "modelVersion": model,
             "responseId": uuid.uuid4().hex[:16],
-        }
+        },
+        stream=DEFAULT_STREAM,
     )
 
 
@@ -340,15 +383,40 @@ def hang(seconds: float = 30.0) -> Reply:
 
 
 def delayed(reply: Reply, seconds: float) -> Reply:
-    """``reply``, sent after ``seconds``."""
-    return Reply(
-        status=reply.status,
-        body=reply.body,
-        content_type=reply.content_type,
-        headers=reply.headers,
-        delay_seconds=seconds,
-        render=reply.render,
+    """``reply``, sent after ``seconds`` (a stream's first byte comes that late)."""
+    return dataclasses.replace(reply, delay_seconds=seconds)
+
+
+def streamed(
+    reply: Reply,
+    *,
+    pieces: int = 3,
+    delay_seconds: float = 0.0,
+    fault: Fault | None = None,
+    fault_after: int = 0,
+    error_message: str = "fake stream error",
+    usage: UsageMode = "separate",
+    signature: SignaturePlacement = "on-text",
+) -> Reply:
+    """``reply`` (an :func:`openai_completion` or :func:`gemini_response`), streamed as scripted when the
+    request asks for a stream: text in ``pieces`` with ``delay_seconds`` between events; after ``fault_after``
+    events a ``fault`` (``"cut"``, ``"malformed"``, ``"error"``); ``usage`` and Gemini's ``signature``
+    placement as :class:`~tests.fake_llm_streams.StreamScript` describes."""
+    script = StreamScript(
+        pieces=pieces,
+        delay_seconds=delay_seconds,
+        fault=fault,
+        fault_after=fault_after,
+        error_message=error_message,
+        usage=usage,
+        signature=signature,
     )
+    return dataclasses.replace(reply, stream=script)
+
+
+def not_streamed(reply: Reply) -> Reply:
+    """``reply`` sent whole even to a request asking for a stream (a server that cannot stream)."""
+    return dataclasses.replace(reply, stream=None)
 
 
 def openai_faults() -> dict[str, Reply]:
@@ -426,6 +494,10 @@ def _parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, str], di
     return form, files
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of clients may connect at once (the route's load tests)
+
+
 class FakeLLMServer:
     """A threaded HTTP server on 127.0.0.1 (free port) playing OpenAI and Gemini. See the module doc."""
 
@@ -434,6 +506,8 @@ class FakeLLMServer:
         self.gemini = EndpointScript(GEMINI, gemini_text("fake reply"))
         self.transcription = EndpointScript(TRANSCRIPTION, transcription_reply("fake transcript"))
         self.requests: list[RecordedRequest] = []
+        self.streaming = True
+        """``False``: answer every request whole, as a server that cannot stream does."""
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -442,7 +516,7 @@ class FakeLLMServer:
 
     def start(self) -> FakeLLMServer:
         handler = _make_handler(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _Server(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-llm", daemon=True
@@ -471,6 +545,7 @@ class FakeLLMServer:
         for script in (self.chat, self.gemini, self.transcription):
             script.reset()
         self.requests.clear()
+        self.streaming = True
 
     # addresses
 
@@ -498,12 +573,12 @@ class FakeLLMServer:
             return self.chat, None
         if path.endswith("/audio/transcriptions"):
             return self.transcription, None
-        if path.endswith(":generateContent") and "/models/" in path:
-            model = path.rsplit("/models/", 1)[1].removesuffix(":generateContent")
-            return self.gemini, model
+        for method in (":generateContent", ":streamGenerateContent"):
+            if path.endswith(method) and "/models/" in path:
+                return self.gemini, path.rsplit("/models/", 1)[1].removesuffix(method)
         return None, None
 
-    def _handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Reply:
+    def _handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[Reply, RecordedRequest]:
         parts = urlsplit(target)
         script, model = self._script_for(parts.path)
         request = RecordedRequest(
@@ -525,12 +600,37 @@ class FakeLLMServer:
                 request.json = None
         self.requests.append(request)
         if script is None or method != "POST":
-            return _json_reply({"error": {"code": 404, "message": f"no fake endpoint {parts.path}"}}, status=404)
+            return _json_reply(
+                {"error": {"code": 404, "message": f"no fake endpoint {parts.path}"}}, status=404
+            ), request
         reply = script.next_reply(request)
         if reply.render is not None:
             rendered, rendered_type = reply.render(request)
             reply = Reply(reply.status, rendered, rendered_type, reply.headers, reply.delay_seconds)
-        return reply
+        return reply, request
+
+    def stream_events(self, request: RecordedRequest, reply: Reply) -> tuple[list[bytes], bytes | None] | None:
+        """The events of ``reply`` and the fault event to end with (``None`` for a cut), or ``None`` when
+        the reply goes out whole: the request asked for no stream, the reply cannot stream, or streaming
+        is off."""
+        script = reply.stream
+        if script is None or not self.streaming or reply.status != 200:
+            return None
+        body = json.loads(reply.body)
+        if request.endpoint == CHAT and isinstance(request.json, dict) and request.json.get("stream") is True:
+            options = request.json.get("stream_options")
+            include_usage = isinstance(options, dict) and options.get("include_usage") is True
+            events = openai_stream_events(body, script, include_usage)
+            error = openai_error_event(script.error_message)
+        elif request.endpoint == GEMINI and request.path.endswith(":streamGenerateContent"):
+            events = gemini_stream_events(body, script)
+            error = gemini_error_event(script.error_message)
+        else:
+            return None
+        if script.fault is None:
+            return events, None
+        ending = {"cut": None, "malformed": MALFORMED, "error": error}[script.fault]
+        return events[: script.fault_after], ending
 
     def _wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds``; ``False`` when the server is stopping (the reply is then dropped)."""
@@ -549,9 +649,19 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             headers = {name.lower(): value for name, value in self.headers.items()}
-            reply = server._handle(self.command, self.path, headers, body)
+            reply, request = server._handle(self.command, self.path, headers, body)
+            try:
+                self._answer(reply, request)
+            finally:
+                request.answered.set()
+
+        def _answer(self, reply: Reply, request: RecordedRequest) -> None:
             if reply.delay_seconds and not server._wait(reply.delay_seconds):
                 self.close_connection = True
+                return
+            stream = server.stream_events(request, reply)
+            if stream is not None:
+                self._stream(reply, request, *stream)
                 return
             try:
                 self.send_response(reply.status)
@@ -563,6 +673,34 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(reply.body)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
+
+        def _stream(self, reply: Reply, request: RecordedRequest, events: list[bytes], ending: bytes | None) -> None:
+            """``events`` as a chunked ``text/event-stream`` body (how providers stream), each written and
+            flushed on its own; ``ending`` closes it, or, when ``None`` and the script has a fault, the
+            connection is dropped without the body's last chunk."""
+            assert reply.stream is not None
+            request.streamed = True
+            self.close_connection = True  # one stream per connection: a cut must not poison a reused one
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Transfer-Encoding", "chunked")
+                for name, value in reply.headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                for index, data in enumerate([*events, *([ending] if ending is not None else [])]):
+                    if index and reply.stream.delay_seconds and not server._wait(reply.stream.delay_seconds):
+                        return
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                    request.events_sent += 1
+                if ending is None and reply.stream.fault == "cut":
+                    return
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                request.closed_by_client = True
 
         do_POST = _serve  # noqa: N815 - the stdlib's dispatch names
         do_GET = _serve  # noqa: N815
