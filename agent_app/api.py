@@ -19,7 +19,6 @@ the same wherever a request comes from. The handler never raises and never answe
 
 from __future__ import annotations
 
-import functools
 import hmac
 import ipaddress
 import logging
@@ -37,7 +36,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agent_app.llm_config import LLMConfig, LLMConfigurationError, load_llm_config
-from agent_app.plugins import ToolConfigurationError, build_tool_registry, enabled_tool_names
+from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
 from agent_app.prompt import build_system_prompt
 from agent_app.providers import get_adapter
 from agent_app.providers.base import ProviderChatParams, ProviderError, describe_failure
@@ -241,14 +240,9 @@ def parse_chat_request(body: bytes) -> ChatRequest | ApiResult:
 # --- the handler ------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4)
-def _tool_schemas_for(enabled: tuple[str, ...], plugins_dir: str | None) -> tuple[ToolSchema, ...]:
-    return tuple(build_tool_registry(enabled).to_tool_schemas())
-
-
 def current_tool_schemas() -> list[ToolSchema]:
-    """The enabled tools' internal schemas; the registry is built once per tool configuration."""
-    return list(_tool_schemas_for(tuple(enabled_tool_names()), read_str("AGENT_PLUGINS_DIR")))
+    """The enabled tools' internal schemas (the registry is built once per tool configuration)."""
+    return enabled_tool_registry().to_tool_schemas()
 
 
 def _provider_failure(config: LLMConfig, exc: BaseException) -> ApiResult:

@@ -1,5 +1,6 @@
-"""Tool discovery through pluggy: the project's hook spec, the modules in ``plugins/`` and
-installed packages (entry-point group ``agent_app.tools``), filtered by the enabled-tools setting.
+"""Tool discovery through pluggy: the project's hook spec, the built-in plugin modules (imported by name,
+as simonw/llm does with its ``DEFAULT_PLUGINS``) and installed packages (entry-point group
+``agent_app.tools``), filtered by the enabled-tools setting.
 
 A plugin is any module or object with a function ``agent_app_tools()`` marked with
 :data:`hookimpl` that returns :class:`~agent_app.types.ToolDefinition` objects. Plugins may offer
@@ -7,28 +8,29 @@ tools that stay disabled: only names in ``AGENT_ENABLED_TOOLS`` (default ``["tra
 reach the registry. Every mistake (a plugin that fails to import, an enabled name nobody provides,
 two plugins offering one name) stops start-up with a message naming it, because a silently missing
 tool is worse than a loud one.
+
+The registry the app uses is built once per enabled-tools setting, under a lock
+(:func:`enabled_tool_registry`): concurrent first requests all wait for the one complete result.
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import importlib.metadata
-import importlib.util
-import sys
+import threading
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from types import ModuleType
 
 import pluggy
 
 from agent_app.registry import ToolRegistry
-from agent_app.settings import read_list, read_str
+from agent_app.settings import read_list
 from agent_app.types import ToolDefinition
 
 PROJECT_NAME = "agent_app"
 ENTRY_POINT_GROUP = "agent_app.tools"
 DEFAULT_ENABLED_TOOLS: tuple[str, ...] = ("transcribe_video",)
-DEFAULT_PLUGINS_DIR = Path(__file__).resolve().parent.parent / "plugins"
+BUILTIN_PLUGINS: tuple[str, ...] = ("plugins.transcribe_video", "plugins.echo_context")
+"""The project's own tool plugins, by module name: registered through the same hook as installed ones."""
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
@@ -44,30 +46,6 @@ class ToolHookSpec:
     @hookspec
     def agent_app_tools(self) -> Sequence[ToolDefinition]:  # type: ignore[empty-body]
         """Return the tools this plugin provides (enabled or not)."""
-
-
-def _load_module_from_path(path: Path) -> ModuleType:
-    """Import a plugin file under a private module name, so ``plugins/`` need not be on sys.path.
-
-    The name includes a digest of the file's full path: two directories may both hold an
-    ``echo_context.py``, and the second must not silently reuse the first one's module.
-    """
-    resolved = path.resolve()
-    digest = hashlib.sha1(str(resolved).encode(), usedforsecurity=False).hexdigest()[:10]
-    name = f"{PROJECT_NAME}_plugin_{path.stem}_{digest}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, resolved)
-    if spec is None or spec.loader is None:
-        raise ToolConfigurationError(f"Tool plugin {path.name} cannot be loaded")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        sys.modules.pop(name, None)
-        raise ToolConfigurationError(f"Tool plugin {path.name} failed to load: {type(exc).__name__}: {exc}") from exc
-    return module
 
 
 def _register(manager: pluggy.PluginManager, plugin: object, name: str, label: str) -> None:
@@ -97,21 +75,24 @@ def _load_entry_points(manager: pluggy.PluginManager) -> None:
         _register(manager, plugin, plugin_name, label)
 
 
-def create_plugin_manager(plugins_dir: Path | None = None, *, entry_points: bool = True) -> pluggy.PluginManager:
-    """A plugin manager with the modules of ``plugins_dir`` and, optionally, installed packages.
+def _import_plugin(manager: pluggy.PluginManager, module_name: str) -> None:
+    """Import and register one plugin module. Python's import lock makes a second thread importing the
+    same module wait for the first one's complete module, never see it half executed."""
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ToolConfigurationError(f"Tool plugin {module_name} failed to load: {type(exc).__name__}: {exc}") from exc
+    _register(manager, module, module_name, module_name)
 
-    ``plugins_dir`` defaults to the ``AGENT_PLUGINS_DIR`` setting, then the repository's
-    ``plugins/``; a directory that does not exist is an error (a typo must not hide every tool).
-    """
+
+def create_plugin_manager(
+    modules: Sequence[str] = BUILTIN_PLUGINS, *, entry_points: bool = True
+) -> pluggy.PluginManager:
+    """A plugin manager with the plugin ``modules`` (imported by name) and, optionally, installed packages."""
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(ToolHookSpec)
-    directory = plugins_dir if plugins_dir is not None else Path(read_str("AGENT_PLUGINS_DIR") or DEFAULT_PLUGINS_DIR)
-    if not directory.is_dir():
-        raise ToolConfigurationError(f"Tool plugin directory {directory} does not exist")
-    for path in sorted(directory.glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        _register(manager, _load_module_from_path(path), f"file:{path.stem}", path.name)
+    for module_name in modules:
+        _import_plugin(manager, module_name)
     if entry_points:
         _load_entry_points(manager)
     try:
@@ -171,3 +152,22 @@ def build_tool_registry(
         if not registry.has(name):
             registry.register_tool(tool)
     return registry
+
+
+_registries: dict[tuple[str, ...], ToolRegistry] = {}
+_registries_lock = threading.Lock()
+
+
+def enabled_tool_registry() -> ToolRegistry:
+    """The registry of the tools ``AGENT_ENABLED_TOOLS`` names, shared by the route and every page session.
+
+    Built once per setting value while holding a lock, so concurrent first callers wait for the one
+    complete registry; a failure is not kept (each caller gets the error naming the plugin, and a fixed
+    setting applies without a restart).
+    """
+    names = tuple(enabled_tool_names())
+    with _registries_lock:
+        registry = _registries.get(names)
+        if registry is None:
+            registry = _registries[names] = build_tool_registry(names)
+        return registry

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import threading
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from agent_app.plugins import ENTRY_POINT_GROUP, ToolConfigurationError, build_tool_registry, create_plugin_manager
+from agent_app.plugins import (
+    BUILTIN_PLUGINS,
+    ENTRY_POINT_GROUP,
+    ToolConfigurationError,
+    build_tool_registry,
+    create_plugin_manager,
+    enabled_tool_registry,
+)
 from agent_app.registry import DefinitionRegistry, DuplicateDefinitionError, ToolRegistry
 from agent_app.types import ToolDefinition, ToolEnvironment
 
@@ -81,31 +90,43 @@ def agent_app_tools():
 """
 
 
-def write_plugin(directory: Path, stem: str, source: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{stem}.py"
-    path.write_text(textwrap.dedent(source))
-    return path
+@pytest.fixture
+def write_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], str]]:
+    """Write plugin modules into a fresh package on ``sys.path``; each call returns the module's name."""
+    package = f"agent_app_test_plugins_{uuid.uuid4().hex}"
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def write(stem: str, source: str) -> str:
+        (tmp_path / package / f"{stem}.py").write_text(textwrap.dedent(source))
+        return f"{package}.{stem}"
+
+    yield write
+    for name in [name for name in sys.modules if name.startswith(package)]:
+        del sys.modules[name]
 
 
-def registry_from(directory: Path, *enabled: str) -> list[str]:
-    manager = create_plugin_manager(directory, entry_points=False)
+Writer = Callable[[str, str], str]
+
+
+def registry_from(modules: list[str], *enabled: str) -> list[str]:
+    manager = create_plugin_manager(modules, entry_points=False)
     return build_tool_registry(list(enabled), manager=manager).names()
 
 
-def test_plugin_that_fails_to_load_is_named_in_the_error(tmp_path: Path) -> None:
-    write_plugin(tmp_path, "good", TOOL_PLUGIN.format(name="good_tool", label="good"))
-    write_plugin(tmp_path, "broken_plugin", "import no_such_module_anywhere\n")
+def test_plugin_that_fails_to_load_is_named_in_the_error(write_plugin: Writer) -> None:
+    good = write_plugin("good", TOOL_PLUGIN.format(name="good_tool", label="good"))
+    broken = write_plugin("broken_plugin", "import no_such_module_anywhere\n")
     with pytest.raises(ToolConfigurationError) as info:
-        registry_from(tmp_path, "good_tool")
+        registry_from([good, broken], "good_tool")
     message = str(info.value)
-    assert "broken_plugin.py failed to load" in message
+    assert f"{broken} failed to load" in message
     assert "ModuleNotFoundError" in message and "no_such_module_anywhere" in message
 
 
-def test_plugin_whose_hook_fails_is_named(tmp_path: Path) -> None:
-    write_plugin(
-        tmp_path,
+def test_plugin_whose_hook_fails_is_named(write_plugin: Writer) -> None:
+    raiser = write_plugin(
         "raiser",
         """
         from agent_app.plugins import hookimpl
@@ -115,13 +136,12 @@ def test_plugin_whose_hook_fails_is_named(tmp_path: Path) -> None:
             raise RuntimeError("no GPU")
     """,
     )
-    with pytest.raises(ToolConfigurationError, match=r"file:raiser failed to list its tools: RuntimeError: no GPU"):
-        registry_from(tmp_path)
+    with pytest.raises(ToolConfigurationError, match=rf"{raiser} failed to list its tools: RuntimeError: no GPU"):
+        registry_from([raiser])
 
 
-def test_plugin_with_a_misspelled_hook_is_named(tmp_path: Path) -> None:
-    write_plugin(
-        tmp_path,
+def test_plugin_with_a_misspelled_hook_is_named(write_plugin: Writer) -> None:
+    typo = write_plugin(
         "typo",
         """
         from agent_app.plugins import hookimpl
@@ -132,15 +152,14 @@ def test_plugin_with_a_misspelled_hook_is_named(tmp_path: Path) -> None:
     """,
     )
     with pytest.raises(ToolConfigurationError, match="unknown hook 'agent_app_tool'"):
-        registry_from(tmp_path)
+        registry_from([typo])
 
 
 @pytest.mark.parametrize(
     ("returned", "complaint"), [("'echo'", "not a list of tools"), ("[42]", "42, not a ToolDefinition")]
 )
-def test_plugin_returning_something_else_is_named(tmp_path: Path, returned: str, complaint: str) -> None:
-    write_plugin(
-        tmp_path,
+def test_plugin_returning_something_else_is_named(write_plugin: Writer, returned: str, complaint: str) -> None:
+    odd = write_plugin(
         "odd",
         f"""
         from agent_app.plugins import hookimpl
@@ -150,33 +169,44 @@ def test_plugin_returning_something_else_is_named(tmp_path: Path, returned: str,
             return {returned}
     """,
     )
-    with pytest.raises(ToolConfigurationError, match=f"file:odd returned .*{complaint}"):
-        registry_from(tmp_path)
+    with pytest.raises(ToolConfigurationError, match=f"{odd} returned .*{complaint}"):
+        registry_from([odd])
 
 
-def test_two_plugins_offering_one_tool_are_both_named(tmp_path: Path) -> None:
-    write_plugin(tmp_path, "one", TOOL_PLUGIN.format(name="clash", label="one"))
-    write_plugin(tmp_path, "two", TOOL_PLUGIN.format(name="clash", label="two"))
-    expected = "'clash' is provided by more than one plugin: file:one and file:two"
+def test_two_plugins_offering_one_tool_are_both_named(write_plugin: Writer) -> None:
+    one = write_plugin("one", TOOL_PLUGIN.format(name="clash", label="one"))
+    two = write_plugin("two", TOOL_PLUGIN.format(name="clash", label="two"))
+    expected = f"'clash' is provided by more than one plugin: {one} and {two}"
     with pytest.raises(ToolConfigurationError, match=expected):
-        registry_from(tmp_path, "clash")
+        registry_from([one, two], "clash")
 
 
-def test_plugins_with_the_same_file_name_in_two_directories_do_not_clash(tmp_path: Path) -> None:
-    write_plugin(tmp_path / "a", "tools", TOOL_PLUGIN.format(name="tool_a", label="a"))
-    write_plugin(tmp_path / "b", "tools", TOOL_PLUGIN.format(name="tool_b", label="b"))
-    assert registry_from(tmp_path / "a", "tool_a") == ["tool_a"]
-    assert registry_from(tmp_path / "b", "tool_b") == ["tool_b"]
+def test_a_plugin_module_that_does_not_exist_is_named() -> None:
+    with pytest.raises(ToolConfigurationError, match=r"plugins\.no_such_tool failed to load: ModuleNotFoundError"):
+        registry_from(["plugins.no_such_tool"])
 
 
-def test_plugins_dir_setting_and_missing_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_plugin(tmp_path, "mine", TOOL_PLUGIN.format(name="mine", label="mine"))
-    monkeypatch.setenv("AGENT_PLUGINS_DIR", str(tmp_path))
-    monkeypatch.setenv("AGENT_ENABLED_TOOLS", "mine")
-    assert build_tool_registry().names() == ["mine"]
-    monkeypatch.setenv("AGENT_PLUGINS_DIR", str(tmp_path / "nope"))
-    with pytest.raises(ToolConfigurationError, match="nope does not exist"):
-        build_tool_registry()
+def test_built_in_tools_come_from_their_modules_through_the_hook() -> None:
+    manager = create_plugin_manager(entry_points=False)
+    assert sorted(str(manager.get_name(plugin)) for plugin in manager.get_plugins()) == sorted(BUILTIN_PLUGINS)
+    assert registry_from(list(BUILTIN_PLUGINS), "transcribe_video", "echo_context") == [
+        "transcribe_video",
+        "echo_context",
+    ]
+
+
+def test_concurrent_callers_share_one_complete_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_ENABLED_TOOLS", "echo_context,transcribe_video")
+    barrier = threading.Barrier(16)
+
+    def first_call(_: int) -> ToolRegistry:
+        barrier.wait()
+        return enabled_tool_registry()
+
+    with ThreadPoolExecutor(16) as pool:
+        registries = list(pool.map(first_call, range(16)))
+    assert all(registry is registries[0] for registry in registries)
+    assert registries[0].names() == ["echo_context", "transcribe_video"]
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """Process-wide objects the page shares between sessions, built once with ``st.cache_resource``.
 
-Storage and the tool registry are expensive or stateful to build and safe to share (storage opens
-one SQLite connection per thread; the registry is read-only). They are keyed by the settings that
-shape them, so changing ``AGENT_DATA_DIR`` or ``AGENT_ENABLED_TOOLS`` takes effect without a restart.
+Storage is expensive or stateful to build and safe to share (it opens one SQLite connection per thread);
+it is keyed by ``AGENT_DATA_DIR``, so changing it takes effect without a restart. The tool registry is
+the one the route uses (:func:`agent_app.plugins.enabled_tool_registry`, built once per setting).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from agent_app.chat_clients import InProcessChatClient
-from agent_app.plugins import build_tool_registry, enabled_tool_names
+from agent_app.plugins import enabled_tool_registry
 from agent_app.registry import ToolRegistry
 from agent_app.storage import SqliteStorage, Storage, data_dir_setting, open_storage
 from agent_app.types import ChatClient
@@ -28,14 +28,9 @@ def get_storage() -> Storage:
     return _storage_at(str(data_dir_setting().resolve()))
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _registry_of(names: tuple[str, ...]) -> ToolRegistry:
-    return build_tool_registry(names)
-
-
 def get_registry() -> ToolRegistry:
     """The enabled tools; raises ``ToolConfigurationError`` naming a misconfigured plugin."""
-    return _registry_of(tuple(enabled_tool_names()))
+    return enabled_tool_registry()
 
 
 def get_chat_client(registry: ToolRegistry) -> ChatClient:
