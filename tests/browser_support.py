@@ -25,6 +25,8 @@ CHROMIUM_ARGS = [
 SCREENSHOT_DIR = ROOT / "test-output" / "browser"
 UI_TIMEOUT_MS = 30_000
 LOOPBACK = ("127.0.0.1", "localhost")
+IN_PAGE = ("data:", "blob:")
+"""Addresses made inside the page itself (a component's script is loaded from a ``blob:`` of this origin)."""
 
 
 def app_env(fake_llm: FakeLLMServer, data_dir: Path) -> dict[str, str]:
@@ -68,7 +70,7 @@ def open_page(browser: Browser, url: str, viewport: tuple[int, int] = (1400, 900
         "request",
         lambda request: (
             None
-            if urlsplit(request.url).hostname in LOOPBACK or request.url.startswith("data:")
+            if urlsplit(request.url).hostname in LOOPBACK or request.url.startswith(IN_PAGE)
             else off_host.append(request.url)
         ),
     )

@@ -37,7 +37,7 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
         page = open_page(browser, server.base_url)
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(clip))
         expect(page.get_by_text("Added “harbour.mp4”")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        video = page.get_by_test_id("stVideo")
+        video = page.locator("video")  # the page's own player element (exact seeks, position reported)
         expect(video).to_be_visible()
         # The player streams from the media route (range requests), not from Streamlit's memory store.
         src = video.get_attribute("src") or ""

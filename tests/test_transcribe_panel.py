@@ -195,3 +195,74 @@ def test_segments_and_downloads_stay_in_rows_on_a_phone(tmp_path: Path) -> None:
     assert [child.key for child in downloads.children.values()] == [
         f"{key}_download_{n}" for n in ("srt", "webvtt", "text")
     ]
+
+
+def _seek_keys(app: AppTest, key: str) -> list[str]:
+    return [str(b.key) for b in app.button if b.key and str(b.key).startswith(f"{key}_seek_")]
+
+
+def test_search_in_an_hour_long_transcript_lists_only_the_hits_with_a_count(tmp_path: Path) -> None:
+    from tests.creator_support import LATE_INDEX, LATE_PHRASE, hour_transcript
+
+    app, asset = seeded_app(tmp_path, hour_transcript())
+    app.run()
+    key = f"transcript_{asset.id}"
+    assert len(_seek_keys(app, key)) == 40  # one page of the 900 segments
+    app.text_input(key=f"{key}_search").set_value("Northern  QUAY").run()
+    assert not app.exception
+    assert any(c.value.startswith("1 segment matches") for c in app.caption), [c.value for c in app.caption]
+    assert _seek_keys(app, key) == [f"{key}_seek_{LATE_INDEX}"]
+    hit = next(m.value for m in app.markdown if "filmed" in m.value)
+    assert ":orange-background[northern]" in hit and ":orange-background[quay]" in hit
+    assert LATE_PHRASE.split()[0] in hit
+    app.button(key=f"{key}_seek_{LATE_INDEX}").click().run()  # a hit still seeks
+    assert int(app.text[0].value.split("=")[1]) == hour_transcript().segments[LATE_INDEX].start_ms
+
+    app.text_input(key=f"{key}_search").set_value("catch number").run()
+    assert any(c.value.startswith("898 segments match") for c in app.caption)
+    app.text_input(key=f"{key}_search").set_value("zebra").run()
+    assert any(c.value.startswith("0 segments match") for c in app.caption) and not _seek_keys(app, key)
+
+
+def test_long_transcripts_page_by_time_with_earlier_later_and_a_jump(tmp_path: Path) -> None:
+    from tests.creator_support import hour_transcript
+
+    app, asset = seeded_app(tmp_path, hour_transcript())
+    app.run()
+    key = f"transcript_{asset.id}"
+    assert app.button(key=f"{key}_previous").disabled and not app.number_input  # no bare page number box
+    app.button(key=f"{key}_next").click().run()
+    assert _seek_keys(app, key)[0] == f"{key}_seek_40"
+    jump = app.selectbox(key=f"{key}_jump")
+    labels = list(jump.options)  # stretches of the clip, not page numbers
+    assert labels[1] == "2:40 – 5:19" and labels[-1] == "58:40 – 59:59" and len(labels) == 23
+    assert jump.value == "2:40 – 5:19"
+    jump.select_index(len(labels) - 1).run()
+    assert _seek_keys(app, key)[-1] == f"{key}_seek_899"
+    assert app.button(key=f"{key}_next").disabled
+    app.button(key=f"{key}_previous").click().run()
+    assert _seek_keys(app, key)[0] == f"{key}_seek_840"
+
+
+def test_the_segment_at_the_playhead_is_marked_and_its_page_shown(tmp_path: Path) -> None:
+    from tests.creator_support import LATE_INDEX, hour_transcript
+
+    transcript = hour_transcript()
+    app, asset = seeded_app(tmp_path, transcript)
+    app.session_state["playhead_ms"] = transcript.segments[LATE_INDEX].start_ms + 500  # the video played there
+    app.run()
+    key = f"transcript_{asset.id}"
+    assert f"{key}_seek_{LATE_INDEX}" in _seek_keys(app, key)
+    marked = [b.key for b in app.button if str(b.key).startswith(f"{key}_seek_") and b.proto.type == "primary"]
+    assert marked == [f"{key}_seek_{LATE_INDEX}"]
+    assert any(m.value.startswith("**Later we filmed") for m in app.markdown)
+
+
+def test_downloads_are_written_only_when_clicked(tmp_path: Path) -> None:
+    from tests.creator_support import hour_transcript
+
+    app, _ = seeded_app(tmp_path, hour_transcript())
+    app.run()
+    assert [b.label for b in app.download_button] == ["SRT", "WebVTT", "Text"]
+    for button in app.download_button:
+        assert button.proto.deferred_file_id and not button.proto.url  # a callable, not bytes sent each run

@@ -7,6 +7,8 @@ rewritten to the open project and conversation, so a reload or a shared link reo
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from agent_app.llm_config import llm_status
@@ -20,7 +22,7 @@ from agent_app.ui.chat_panel import Assistant, render_chat
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
 from agent_app.ui.session_workspace import Workspace
-from agent_app.ui.transcript_panel import render_transcript_panel
+from agent_app.ui.transcript_panel import load_transcript, render_transcript_panel
 
 PAGE_TITLE = "Agent Session Shell"
 _URL_WRITTEN = "ws.url_written"
@@ -97,14 +99,18 @@ def render_page() -> None:
     left, right = st.columns([5, 6], gap="large")
     with left:
         st.header(escape_markdown(project.name), anchor=False)
-        active = player.render_player(workspace, assets)
+        media = ProjectMediaLibrary(workspace.storage, project.id)
+        shown = workspace.active_asset(assets)
+        transcript = load_transcript(shown, media, workspace.storage.data_dir) if shown is not None else None
+        marks = [segment.start_ms for segment in transcript.segments] if transcript is not None else []
+        active = player.render_player(workspace, assets, marks)
         if active is not None:
+            # After the player: the playing video may just have reported a new position.
             environment = ToolEnvironment(
-                context=workspace.context(assets),
-                media=ProjectMediaLibrary(workspace.storage, project.id),
-                data_dir=workspace.storage.data_dir,
+                context=workspace.context(assets), media=media, data_dir=workspace.storage.data_dir
             )
-            render_transcript_panel(active, environment, registry, lambda ms: player.seek(workspace, ms))
+            seek = functools.partial(player.seek, workspace)
+            render_transcript_panel(active, environment, registry, seek, transcript if active is shown else None)
     with right:
         if not status.configured:
             st.info(sidebar.missing_settings_text(status) + sidebar.SETTINGS_HELP, icon=":material/key_off:")

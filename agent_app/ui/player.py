@@ -1,8 +1,10 @@
 """The player of the active asset and the playhead the assistant is told about.
 
-The playhead (``playbackTimeMs`` in the context) is what the user sets here; the player starts
-there. Browsers do not report their playback position back to Streamlit, so the playhead is the
-user's statement of "where I am", not a live reading of the video element.
+The playhead (``playbackTimeMs`` in the context) is where the user is: set here, by a transcript
+segment, or reported by the playing video itself (:mod:`~agent_app.ui.player_element`: on each new
+segment, on pause and on a seek in the player's own controls). A seek starts the video at the exact
+millisecond. Without the media route (AppTest, a bare ``streamlit run`` of the page script) the
+player falls back to ``st.video``, which starts on whole seconds and reports nothing.
 """
 
 from __future__ import annotations
@@ -15,29 +17,42 @@ from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
 from agent_app.ui.media_route import media_url
 from agent_app.ui.pickers import pick_by_id
+from agent_app.ui.player_element import media_player
 from agent_app.ui.session_workspace import Workspace
 
 _PLAYHEAD_WIDGET = "player_playhead_s"
+_SEEK_ID = "player.seek_id"
+"""Counts the seeks asked for in this session: the browser's player jumps only when it changes."""
+
+
+def _asked_to_seek() -> None:
+    st.session_state[_SEEK_ID] = int(st.session_state.get(_SEEK_ID, 0)) + 1
 
 
 def _on_asset_picked(workspace: Workspace, picked: str | None) -> None:
     workspace.select_asset(picked)
     st.session_state[_PLAYHEAD_WIDGET] = 0.0
+    _asked_to_seek()
 
 
 def _on_playhead_changed(workspace: Workspace) -> None:
     seconds = float(st.session_state.get(_PLAYHEAD_WIDGET) or 0.0)
     workspace.set_playhead(round(seconds * 1000))
+    _asked_to_seek()
 
 
 def seek(workspace: Workspace, milliseconds: int) -> None:
-    """Move the playhead (the transcript panel calls this when a segment is clicked)."""
+    """Move the playhead and the player there (the transcript panel calls this when a segment is clicked)."""
     workspace.set_playhead(milliseconds)
     st.session_state[_PLAYHEAD_WIDGET] = max(0, milliseconds) / 1000
+    _asked_to_seek()
 
 
-def render_player(workspace: Workspace, assets: Sequence[MediaAsset]) -> MediaAsset | None:
-    """Draw the asset picker, the player and the playhead; return the asset in the player."""
+def render_player(
+    workspace: Workspace, assets: Sequence[MediaAsset], marks_ms: Sequence[int] = ()
+) -> MediaAsset | None:
+    """Draw the asset picker, the player and the playhead; return the asset in the player. ``marks_ms``
+    are the starts of the transcript's segments: the playing video reports its position at each."""
     active = workspace.active_asset(list(assets))
     if active is None:
         st.info(
@@ -56,16 +71,10 @@ def render_player(workspace: Workspace, assets: Sequence[MediaAsset]) -> MediaAs
         on_pick=lambda i: _on_asset_picked(workspace, i),
     )
     path = workspace.storage.media_path(active.id)
-    start_seconds = workspace.playhead_ms // 1000
     if path is None:
         st.error(f"The file of “{active.name}” is missing from the data directory.", icon=":material/error:")
     else:
-        # Streamed by the media route when app.py mounts it; else read by Streamlit (see media_route).
-        source = media_url(st.context.url, active.id) or str(path)
-        if active.kind == "video":
-            st.video(source, start_time=start_seconds, format=active.mime_type or "video/mp4")
-        else:
-            st.audio(source, start_time=start_seconds, format=active.mime_type or "audio/wav")
+        _render_media(workspace, active, str(path), marks_ms)
     duration_s = (active.duration_ms or 0) / 1000
     st.session_state[_PLAYHEAD_WIDGET] = (
         min(workspace.playhead_ms / 1000, duration_s) if duration_s else (workspace.playhead_ms / 1000)
@@ -86,3 +95,27 @@ def render_player(workspace: Workspace, assets: Sequence[MediaAsset]) -> MediaAs
         f"id `{active.id}`"
     )
     return active
+
+
+def _render_media(workspace: Workspace, active: MediaAsset, path: str, marks_ms: Sequence[int]) -> None:
+    """The player itself: streamed by the media route when app.py mounts it (exact seeks, position
+    reported back), else read by Streamlit from disk (see media_route)."""
+    url = media_url(st.context.url, active.id)
+    if url is None:
+        start_seconds = workspace.playhead_ms // 1000
+        if active.kind == "video":
+            st.video(path, start_time=start_seconds, format=active.mime_type or "video/mp4")
+        else:
+            st.audio(path, start_time=start_seconds, format=active.mime_type or "audio/wav")
+        return
+    position = media_player(
+        source=url,
+        kind=active.kind,
+        label=active.name,
+        start_ms=workspace.playhead_ms,
+        seek_id=int(st.session_state.get(_SEEK_ID, 0)),
+        marks_ms=marks_ms,
+        key="player_media",
+    )
+    if position is not None:
+        workspace.set_playhead(position)

@@ -1,6 +1,7 @@
 """The transcript panel under the player: the asset's cached transcript as clickable timestamped
-segments, a Transcribe button that runs the ``transcribe_video`` tool directly (no LLM needed), and
-downloads as SRT, WebVTT and plain text.
+segments (searchable, paged by stretches of the clip, the one at the playhead marked and kept in view), a
+Transcribe button that runs the ``transcribe_video`` tool directly (no LLM needed), and downloads as SRT,
+WebVTT and plain text, written when clicked.
 
 It reads the full transcript from the transcript cache, never from the chat: the model only ever sees
 a bounded excerpt, the page shows everything. Widget keys carry the asset id so that switching assets
@@ -9,11 +10,12 @@ never carries a page number or a click over to another asset.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-import re
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 import streamlit as st
 
@@ -21,39 +23,46 @@ from agent_app.media.subtitles import to_srt, to_text, to_vtt
 from agent_app.media.transcript import Transcript
 from agent_app.media.transcript_cache import load_full_transcript
 from agent_app.registry import ToolRegistry
-from agent_app.types import MediaAsset, ToolEnvironment
+from agent_app.types import MediaAsset, MediaLibrary, ToolEnvironment
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration
+from agent_app.ui.pickers import unique_labels
+from agent_app.ui.transcript_view import (
+    Page,
+    highlighted,
+    matching_indexes,
+    page_holding,
+    pages_of,
+    search_words,
+    segment_at,
+)
 
 TOOL_NAME = "transcribe_video"
-SEGMENTS_PER_PAGE = 40
-"""Each segment is a button; a few dozen per page keep reruns fast on an hour-long transcript."""
-
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~])")
 
 
 @dataclass(frozen=True)
 class TranscriptExport:
-    """One download offered for a transcript."""
+    """One download offered for a transcript, written only when asked for: an hour of speech takes
+    ~10 ms per format, which a redraw must not pay three times over for a button nobody clicked."""
 
     label: str
     file_name: str
     mime_type: str
-    data: str
+    transcript: Transcript
+    writer: Callable[[Transcript], str]
+
+    @property
+    def data(self) -> str:
+        return self.writer(self.transcript)
 
 
 def transcript_exports(transcript: Transcript, asset_name: str) -> list[TranscriptExport]:
     """The SRT, WebVTT and plain-text downloads of ``transcript``, named after the asset."""
     stem = PurePath(asset_name).stem or "transcript"
     return [
-        TranscriptExport("SRT", f"{stem}.srt", "application/x-subrip", to_srt(transcript)),
-        TranscriptExport("WebVTT", f"{stem}.vtt", "text/vtt", to_vtt(transcript)),
-        TranscriptExport("Text", f"{stem}.txt", "text/plain", to_text(transcript)),
+        TranscriptExport("SRT", f"{stem}.srt", "application/x-subrip", transcript, to_srt),
+        TranscriptExport("WebVTT", f"{stem}.vtt", "text/vtt", transcript, to_vtt),
+        TranscriptExport("Text", f"{stem}.txt", "text/plain", transcript, to_text),
     ]
-
-
-def _escape(text: str) -> str:
-    """Transcribed speech shown as text, never interpreted as Markdown, HTML or LaTeX."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
 
 
 def _run_tool(asset: MediaAsset, env: ToolEnvironment, registry: ToolRegistry, key: str) -> None:
@@ -77,18 +86,94 @@ def _run_tool(asset: MediaAsset, env: ToolEnvironment, registry: ToolRegistry, k
         st.session_state.pop(f"{key}_error", None)
 
 
+def _on_search(key: str) -> None:
+    st.session_state[f"{key}_page"] = 0  # a new search starts at its first hit
+
+
+def _on_turn_page(key: str, step: int) -> None:
+    st.session_state[f"{key}_page"] = int(st.session_state.get(f"{key}_page", 0)) + step
+
+
+def _on_jump(key: str, numbers: dict[str, int]) -> None:
+    st.session_state[f"{key}_page"] = numbers.get(str(st.session_state.get(f"{key}_jump")), 0)
+
+
+def _current_page(key: str, pages: list[Page], shown: list[int], current: int | None) -> int:
+    """The page to draw: where the user paged to, unless the playhead moved onto another segment since
+    the last draw (a click, the playing video): then the page holding that segment, so it stays in view."""
+    page = int(st.session_state.get(f"{key}_page", 0))
+    if current != st.session_state.get(f"{key}_followed"):
+        st.session_state[f"{key}_followed"] = current
+        if current is not None:
+            position = bisect.bisect_left(shown, current)
+            if position < len(shown) and shown[position] == current:
+                page = page_holding(pages, position)
+    page = min(max(page, 0), len(pages) - 1)
+    st.session_state[f"{key}_page"] = page
+    return page
+
+
+def _render_pager(key: str, pages: list[Page], page: int) -> None:
+    """Previous / next and a jump to a stretch of the clip by its times (no bare page number)."""
+    labels = unique_labels({str(p.number): p.label for p in pages})  # the choice comes back as its label
+    numbers = {label: int(number) for number, label in labels.items()}
+    st.session_state[f"{key}_jump"] = labels[str(page)]
+    with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        st.button(
+            "Earlier",
+            key=f"{key}_previous",
+            icon=":material/chevron_left:",
+            on_click=_on_turn_page,
+            args=(key, -1),
+            disabled=page == 0,
+        )
+        st.selectbox(
+            "Jump to",
+            options=list(numbers),
+            key=f"{key}_jump",
+            on_change=_on_jump,
+            args=(key, numbers),
+            label_visibility="collapsed",
+            width=150,
+        )
+        st.button(
+            "Later",
+            key=f"{key}_next",
+            icon=":material/chevron_right:",
+            on_click=_on_turn_page,
+            args=(key, 1),
+            disabled=page >= len(pages) - 1,
+        )
+
+
 def _render_segments(transcript: Transcript, env: ToolEnvironment, key: str, on_seek: Callable[[int], None]) -> None:
     segments = transcript.segments
-    pages = max(1, -(-len(segments) // SEGMENTS_PER_PAGE))
-    page = 1
-    if pages > 1:
-        page = int(
-            st.number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1, step=1, key=f"{key}_page")
-        )
+    query = str(st.session_state.get(f"{key}_search") or "")
+    st.text_input(
+        "Search the transcript",
+        key=f"{key}_search",
+        on_change=_on_search,
+        args=(key,),
+        placeholder="Words said in the clip",
+        icon=":material/search:",
+        label_visibility="collapsed",
+    )
+    words = search_words(query)
+    shown = matching_indexes(segments, words)
+    if words:
+        found = f"{count_of(len(shown), 'segment')} {'matches' if len(shown) == 1 else 'match'}"
+        st.caption(f"{found} “{escape_markdown(query.strip())}”")
+        if not shown:
+            return
     playhead = env.context.playback_time_ms if env.context is not None else -1
-    first = (page - 1) * SEGMENTS_PER_PAGE
-    with st.container(height=420 if len(segments) > 8 else "content", border=False):
-        for index, segment in enumerate(segments[first : first + SEGMENTS_PER_PAGE], start=first):
+    current = segment_at([segment.start_ms for segment in segments], segments, playhead)
+    pages = pages_of(shown, segments)
+    page = _current_page(key, pages, shown, current)
+    if len(pages) > 1:
+        _render_pager(key, pages, page)
+    with st.container(height=420 if len(shown) > 8 else "content", border=False):
+        for index in shown[pages[page].first : pages[page].last]:
+            segment = segments[index]
             # One unwrapping row, not columns: columns stack on a phone, each time on a line of its own
             # above its text; this row keeps the button at its own width and lets the text wrap beside it.
             row = st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False)
@@ -97,21 +182,33 @@ def _render_segments(transcript: Transcript, env: ToolEnvironment, key: str, on_
                 key=f"{key}_seek_{index}",
                 on_click=on_seek,
                 args=(segment.start_ms,),
-                help="Move the player here",
+                help="Play from here",
                 width="content",
+                type="primary" if index == current else "secondary",
             )
-            text = _escape(segment.text)
-            current = segment.start_ms <= playhead < max(segment.end_ms, segment.start_ms + 1)
-            row.markdown(f"**{text}**" if current else text, width="stretch")
+            text = highlighted(segment.text, words)
+            row.markdown(f"**{text}**" if index == current else text, width="stretch")
+
+
+def load_transcript(asset: MediaAsset, media: MediaLibrary, data_dir: Path) -> Transcript | None:
+    """The asset's whole transcript from the cache, if it was transcribed (the page reads it once per run,
+    for the player's segment marks and for the panel)."""
+    return load_full_transcript(ToolEnvironment(media=media, data_dir=data_dir), asset.id)
 
 
 def render_transcript_panel(
-    asset: MediaAsset, env: ToolEnvironment, registry: ToolRegistry, on_seek: Callable[[int], None]
+    asset: MediaAsset,
+    env: ToolEnvironment,
+    registry: ToolRegistry,
+    on_seek: Callable[[int], None],
+    transcript: Transcript | None = None,
 ) -> None:
-    """Draw the transcript panel of ``asset`` (see the module docstring)."""
+    """Draw the transcript panel of ``asset`` (see the module docstring); ``transcript`` when the caller
+    has already read it this run."""
     key = f"transcript_{asset.id}"
     st.subheader("Transcript", anchor=False)
-    transcript = load_full_transcript(env, asset.id)
+    if transcript is None:
+        transcript = load_full_transcript(env, asset.id)
     if st.button(
         "Transcribe",
         key=f"{key}_run",
@@ -136,7 +233,7 @@ def render_transcript_panel(
         for export in transcript_exports(transcript, asset.name):
             st.download_button(
                 export.label,
-                data=export.data,
+                data=functools.partial(export.writer, export.transcript),  # written on click
                 file_name=export.file_name,
                 mime=export.mime_type,
                 key=f"{key}_download_{export.label.lower()}",

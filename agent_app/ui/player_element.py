@@ -1,0 +1,95 @@
+"""The browser's own ``<video>``/``<audio>`` element as a small Streamlit component, for the two things
+``st.video`` cannot do: start at an exact time and say where the playing video is.
+
+``st.video(start_time=…)`` keeps whole seconds (Streamlit 1.67 sends ``int(start_time)`` and the
+browser sets ``currentTime`` to it), so a segment at 0:08.146 would start at 8.0 s; here the element's
+``currentTime`` is set to the millisecond. While it plays, the element reports its position back when
+it crosses into another transcript segment (``marks_ms``), and whenever it is paused or sought, so the
+transcript follows the video and the assistant is told where the user is; between marks it stays
+quiet, so playing costs one rerun per segment, not one per frame.
+
+A seek is applied only when its ``seek_id`` changes (a click on a segment, a typed playhead): the
+reruns its own reports cause must not pull the video back. The script is fixed text; the only data
+are an address on this server, numbers and the asset's name as an attribute (never HTML).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import streamlit as st
+
+_JS = """
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  const tag = data.kind === "video" ? "video" : "audio";
+  let media = parentElement.querySelector("video, audio");
+  if (!media || media.tagName.toLowerCase() !== tag || media.dataset.src !== data.src) {
+    if (media) { media.remove(); }
+    media = document.createElement(tag);
+    media.controls = true;
+    media.preload = "metadata";
+    media.dataset.src = data.src;
+    media.dataset.seek = "";
+    media.src = data.src;
+    media.addEventListener("timeupdate", () => media.follow(false));
+    media.addEventListener("pause", () => media.follow(true));
+    media.addEventListener("seeked", () => media.follow(true));
+    parentElement.appendChild(media);
+  }
+  media.setAttribute("aria-label", data.label);
+  media.marks = data.marks || [];
+  media.follow = (always) => {
+    const ms = Math.round(media.currentTime * 1000);
+    let low = 0, high = media.marks.length;  // how many marks are at or before ms
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (media.marks[mid] <= ms) { low = mid + 1; } else { high = mid; }
+    }
+    const moved = Math.abs(ms - (media.reported ?? -1e9)) >= 250;
+    if ((always && moved) || (!always && !media.paused && low !== media.segment)) {
+      media.segment = low;
+      media.reported = ms;
+      setTriggerValue("position", ms);
+    }
+  };
+  if (media.dataset.seek !== String(data.seekId)) {
+    media.dataset.seek = String(data.seekId);
+    const target = data.startMs / 1000;
+    media.reported = data.startMs;  // the page knows this position already: no report back for it
+    if (media.readyState >= 1) { media.currentTime = target; }
+    else { media.addEventListener("loadedmetadata", () => { media.currentTime = target; }, { once: true }); }
+  }
+}
+"""
+
+_CSS = """
+video, audio { display: block; width: 100%; border-radius: 0.5rem; }
+"""
+
+_ELEMENT = st.components.v2.component("agent_app.media_player", js=_JS, css=_CSS)
+
+
+def media_player(
+    *,
+    source: str,
+    kind: str,
+    label: str,
+    start_ms: int,
+    seek_id: int,
+    marks_ms: Sequence[int],
+    key: str,
+) -> int | None:
+    """Draw the player of ``source``; the position the browser reported in this run, if it did."""
+    data: dict[str, Any] = {
+        "src": source,
+        "kind": kind,
+        "label": label,
+        "startMs": max(0, int(start_ms)),
+        "seekId": seek_id,
+        "marks": list(marks_ms),
+    }
+    result = _ELEMENT(key=key, data=data, on_position_change=lambda: None)
+    position = getattr(result, "position", None)
+    return int(position) if isinstance(position, int | float) and position >= 0 else None

@@ -1,0 +1,74 @@
+"""The page as a creator uses it, in a real browser (Debian's chromium) at a desktop and a phone size:
+search in an hour-long transcript, an exact seek from a hit, the transcript following the playing video."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, open_page, screenshot
+from tests.creator_support import EXACT_PHRASE, EXACT_START_MS, LATE_INDEX, LATE_PHRASE, hour_transcript, seed_clip
+from tests.fake_llm import FakeLLMServer
+from tests.streamlit_server import run_streamlit
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+__all__ = ["browser"]  # the fixture, imported for this module
+
+DESKTOP = (1440, 900)
+PHONE = (390, 844)
+
+
+def test_search_finds_a_phrase_in_an_hour_long_transcript_and_seeks_exactly(
+    browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    project_id, asset = seed_clip(data_dir, tmp_path, hour_transcript())
+    with run_streamlit(app_env(fake_llm, data_dir), tmp_path) as server:
+        page = open_page(browser, f"{server.base_url}/?project={project_id}", DESKTOP)
+        video = page.locator("video")
+        expect(video).to_have_count(1)
+        assert (video.get_attribute("src") or "").endswith(f"/api/media/{asset.id}")
+        page.wait_for_function("el => el.readyState >= 1", arg=video.element_handle())
+        expect(page.get_by_text("900 segments", exact=False)).to_be_visible()
+
+        search = page.get_by_placeholder("Words said in the clip")
+        search.fill(LATE_PHRASE.upper())
+        search.press("Enter")
+        expect(page.get_by_text("1 segment matches")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_text("Later we filmed")).to_be_visible()
+        expect(page.get_by_text(f"Segment {LATE_INDEX + 1}:")).to_have_count(0)  # only the hit is listed
+        screenshot(page, "transcript-search-desktop.png")
+
+        search.fill("lighthouse lamp")
+        search.press("Enter")
+        expect(page.get_by_text("1 segment matches")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.get_by_role("button", name="0:08", exact=True).click()
+        page.wait_for_function(
+            f"el => Math.abs(el.currentTime - {EXACT_START_MS / 1000}) < 0.02", arg=video.element_handle()
+        )
+        assert EXACT_PHRASE in (page.get_by_test_id("stMain").inner_text())
+
+        # Played by the user, the video reports where it is: the segment under it is marked.
+        search.fill("")
+        search.press("Enter")
+        page.evaluate("el => { el.muted = true; el.currentTime = 4.5; return el.play(); }", video.element_handle())
+        expect(page.get_by_role("button", name="0:04", exact=True)).to_have_attribute(
+            "data-testid", "stBaseButton-primary", timeout=UI_TIMEOUT_MS
+        )
+        page.evaluate("el => el.pause()", video.element_handle())
+
+
+def test_the_transcript_pages_by_stretches_of_the_clip_on_a_phone(
+    browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    project_id, _ = seed_clip(data_dir, tmp_path, hour_transcript())
+    with run_streamlit(app_env(fake_llm, data_dir), tmp_path) as server:
+        page = open_page(browser, f"{server.base_url}/?project={project_id}", PHONE)
+        expect(page.get_by_text("Segment 39:")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.get_by_role("button", name="Later").click()
+        expect(page.get_by_text("Segment 40:")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_text("Segment 39:")).to_have_count(0)
+        screenshot(page, "transcript-pages-phone.png")
