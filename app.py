@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from agent_app.api import chat_routes
-from agent_app.ui.media_route import media_routes
+from agent_app.routes.chat import chat_routes
+from agent_app.routes.media import media_routes
 
 app = st.App(
     "agent_app/ui/page_script.py",

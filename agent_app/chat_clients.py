@@ -1,14 +1,12 @@
-"""The two ways the orchestrator reaches ``POST /api/agent/chat`` (both are :class:`~agent_app.types.ChatClient`).
+"""The two ways the orchestrator reaches the chat handler (both are :class:`~agent_app.types.ChatClient`).
 
-* :class:`InProcessChatClient` — the page's default: it calls the route's own handler with the same JSON
-  bytes an HTTP client would send, so validation and status mapping are identical, without a network hop,
-  a token or the network body limit (the page runs in the server process, and its history may outgrow
-  ``AGENT_MAX_BODY_BYTES``; the provider's context window is the real bound there).
-* :class:`HttpChatClient` — for callers running elsewhere: an httpx POST, with the bearer token when the
-  server requires one.
-
-Either maps every non-200 answer to :class:`~agent_app.types.ChatClientError` carrying the route's
-``error`` text (safe to show: the route never puts a secret in it) and the status.
+* :class:`InProcessChatClient` — the page's default: it calls the typed handler with its own objects, so
+  validation is the route's, without bytes, a network hop, a token or the network body limit (the page
+  runs in the server process, and its history may outgrow ``AGENT_MAX_BODY_BYTES``; the provider's context
+  window is the real bound there). Its errors keep their kind.
+* :class:`HttpChatClient` — for callers running elsewhere: an httpx POST to ``/api/agent/chat``, with the
+  bearer token when the server requires one. A non-200 answer becomes a
+  :class:`~agent_app.errors.ChatError` carrying the route's ``error`` text and the kind its status tells.
 """
 
 from __future__ import annotations
@@ -18,9 +16,10 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from agent_app.api import handle_chat_body
+from agent_app.chat_handler import handle_chat
+from agent_app.errors import ChatError, ErrorKind
 from agent_app.registry import ToolRegistry
-from agent_app.types import ChatClientError, ChatRequest, ChatResponse
+from agent_app.types import ChatRequest, ChatResponse
 
 DEFAULT_HTTP_TIMEOUT_SECONDS = 300.0
 
@@ -37,13 +36,17 @@ def _error_text(body: Any, status: int) -> str:
 
 
 def decode_response(status: int, body: Any) -> ChatResponse:
-    """A 200 body as :class:`ChatResponse`; anything else as :class:`ChatClientError`."""
+    """A 200 body as :class:`ChatResponse`; anything else as :class:`ChatError`."""
     if status != 200:
-        raise ChatClientError(_error_text(body, status), status)
+        raise ChatError(ErrorKind.for_status(status), _error_text(body, status), status=status)
     try:
         return ChatResponse.model_validate(body)
     except ValidationError:
-        raise ChatClientError("The agent API answered with an unreadable response", status) from None
+        raise _unreadable(status) from None
+
+
+def _unreadable(status: int) -> ChatError:
+    return ChatError(ErrorKind.UNREACHABLE, "The agent API answered with an unreadable response", status=status)
 
 
 class InProcessChatClient:
@@ -57,8 +60,7 @@ class InProcessChatClient:
         self._schemas = registry.to_tool_schemas() if registry is not None else None
 
     def send(self, request: ChatRequest) -> ChatResponse:
-        result = handle_chat_body(encode_request(request), self._schemas, limit_size=False)
-        return decode_response(result.status, result.body)
+        return handle_chat(request, tool_schemas=self._schemas)
 
 
 class HttpChatClient:
@@ -75,15 +77,15 @@ class HttpChatClient:
         try:
             response = self._client.post(self.url, content=encode_request(request))
         except httpx.TimeoutException:
-            raise ChatClientError("The agent API did not answer in time") from None
+            raise ChatError(ErrorKind.UNREACHABLE, "The agent API did not answer in time") from None
         except httpx.HTTPError as exc:
-            raise ChatClientError(f"Could not reach the agent API ({type(exc).__name__})") from None
+            raise ChatError(ErrorKind.UNREACHABLE, f"Could not reach the agent API ({type(exc).__name__})") from None
         try:
             body: Any = response.json()
         except ValueError:
             body = None
             if response.status_code == 200:
-                raise ChatClientError("The agent API answered with an unreadable response", 200) from None
+                raise _unreadable(200) from None
         return decode_response(response.status_code, body)
 
     def close(self) -> None:

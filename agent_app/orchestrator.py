@@ -10,8 +10,8 @@ The failure rules, which the spec draws between two kinds of error:
 * A *tool* failing (it raises, its arguments are invalid, it does not exist, its result cannot be
   sent) is part of the conversation: it becomes a ``ToolResult.error`` and the loop goes on, so the
   model can recover.
-* The *model* being unreachable (``ChatClientError`` or any exception from the client) ends the
-  run: the chat store's ``error`` is set, status ``error``; nothing appended so far is removed.
+* The *model* being unreachable (``ChatError`` or any exception from the client) ends the run: the
+  chat store's ``error`` and its kind are set, status ``error``; nothing appended so far is removed.
 
 Everything appended goes to both the local history (what the next request sends) and the chat
 store (what the page shows and storage keeps), in the same order.
@@ -35,14 +35,13 @@ from typing import Protocol
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from agent_app.errors import ChatError, ErrorKind
 from agent_app.prompt import escape_invisible, escape_invisible_in
-from agent_app.providers.base import history_call_ids, synthesize_call_id
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import (
     AgentContext,
     ChatClient,
-    ChatClientError,
     ChatMessage,
     ChatRequest,
     ChatResponse,
@@ -51,6 +50,8 @@ from agent_app.types import (
     ToolCall,
     ToolEnvironment,
     ToolResult,
+    history_call_ids,
+    synthesize_call_id,
 )
 from agent_app.validation import (
     MAX_JSON_DEPTH,
@@ -237,18 +238,22 @@ class Orchestrator:
                 logger.warning("Could not record the abandoned call %s", call.id, exc_info=True)
 
     def _send(self, request: ChatRequest) -> ChatResponse:
-        """One round trip; every failure of the client becomes a :class:`ChatClientError`."""
+        """One round trip; every failure of the client becomes a :class:`ChatError`."""
         try:
             response = self.client.send(request)
-        except ChatClientError:
+        except ChatError:
             raise
         except Exception as exc:
-            # A ChatClient should raise ChatClientError; anything else may carry a URL or a header
+            # A ChatClient should raise ChatError; anything else may carry a URL or a header
             # in its text, so only its type is shown and the details go to the server log.
             logger.warning("Chat client failed", exc_info=True)
-            raise ChatClientError(f"The assistant could not be reached ({type(exc).__name__})") from exc
+            raise ChatError(
+                ErrorKind.UNREACHABLE, f"The assistant could not be reached ({type(exc).__name__})"
+            ) from exc
         if not isinstance(response, ChatResponse):
-            raise ChatClientError(f"The assistant's answer was not understood ({type(response).__name__})")
+            raise ChatError(
+                ErrorKind.UNREACHABLE, f"The assistant's answer was not understood ({type(response).__name__})"
+            )
         return response
 
     # -- one tool call ---------------------------------------------------------------------------
@@ -350,14 +355,15 @@ class Orchestrator:
 
     def _fail(self, exc: Exception) -> None:
         """End the run in the error state with a message that is safe to show."""
-        if isinstance(exc, ChatClientError):
-            message = str(exc) or "The assistant could not be reached"
-            logger.info("Orchestrator run failed: %s", message)
+        kind: ErrorKind | None = None
+        if isinstance(exc, ChatError):
+            message, kind = str(exc) or "The assistant could not be reached", exc.kind
+            logger.info("Orchestrator run failed (%s): %s", kind, message)
         else:
             # Our own failure (a store or its persistence): worth a traceback in the server log.
             message = f"Internal error: {describe_exception(exc)}"
             logger.exception("Orchestrator run failed")
-        self.chat.set_error(message)
+        self.chat.set_error(message, kind)
         self.agent.set_active_tool(None)
         self.agent.set_status("error")
         self._notify("on_status", "error", None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Protocol, TypeAlias, get_args
 
+from agent_app.errors import ErrorKind
 from agent_app.types import AgentContext, ChatMessage, ExecutionState
 
 EXECUTION_STATES: tuple[ExecutionState, ...] = get_args(ExecutionState)
@@ -60,10 +61,12 @@ class ChatStore:
         self._messages_key = f"{key}.messages"
         self._loading_key = f"{key}.loading"
         self._error_key = f"{key}.error"
+        self._error_kind_key = f"{key}.error_kind"
         self._persistence = persistence
         state.setdefault(self._messages_key, {})
         state.setdefault(self._loading_key, False)
         state.setdefault(self._error_key, None)
+        state.setdefault(self._error_kind_key, None)
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -81,6 +84,12 @@ class ChatStore:
     def error(self) -> str | None:
         """The last API or network error shown to the user, until cleared."""
         return _optional_str(self._state.get(self._error_key))
+
+    @property
+    def error_kind(self) -> ErrorKind | None:
+        """Which failure :attr:`error` was, when it was a chat request's (the page words each kind)."""
+        kind = self._state.get(self._error_kind_key)
+        return ErrorKind(kind) if kind in set(ErrorKind) else None
 
     @property
     def persistence(self) -> ChatPersistence | None:
@@ -112,15 +121,17 @@ class ChatStore:
         """Mark a request as in progress (or finished)."""
         self._state[self._loading_key] = bool(value)
 
-    def set_error(self, error: str | None) -> None:
-        """Show ``error`` (``None`` clears it). A request that failed is over, so ``loading`` ends too."""
+    def set_error(self, error: str | None, kind: ErrorKind | None = None) -> None:
+        """Show ``error`` (``None`` clears it) of ``kind``. A request that failed is over, so ``loading``
+        ends too."""
         self._state[self._error_key] = None if error is None else str(error)
+        self._state[self._error_kind_key] = None if error is None or kind is None else str(kind)
         self._state[self._loading_key] = False
 
     def clear_messages(self) -> None:
         """Empty the conversation and forget its error; persistence is told."""
         self._state[self._messages_key] = {}
-        self._state[self._error_key] = None
+        self._state[self._error_key] = self._state[self._error_kind_key] = None
         if self._persistence is not None:
             self._persistence.messages_cleared()
 
@@ -136,7 +147,7 @@ class ChatStore:
                 raise ValueError(f"A message with id {message.id!r} appears twice")
             raws[message.id] = message.model_dump_json(by_alias=True, exclude_none=True)
         self._state[self._messages_key] = raws
-        self._state[self._error_key] = None
+        self._state[self._error_key] = self._state[self._error_kind_key] = None
 
     def set_persistence(self, persistence: ChatPersistence | None) -> None:
         """Write future changes through to ``persistence`` (``None``: keep them in the session only)."""

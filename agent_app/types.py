@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
@@ -182,6 +182,19 @@ class ToolSchema(WireModel):
     parameters: list[ToolParameter] = Field(default_factory=list)
 
 
+def history_call_ids(messages: Iterable[ChatMessage]) -> set[str]:
+    """Every tool-call id already in the conversation. A new call must not reuse one: servers that number
+    calls per response (``call_0`` every turn) would otherwise give two turns the same id, and the page
+    matches results (cards, recovery of an interrupted run) to calls by id across the conversation."""
+    return {call.id for message in messages for call in message.tool_calls or []}
+
+
+def synthesize_call_id() -> str:
+    """A unique tool-call id for providers that send none: ``call_`` + 32 hex (37 characters of
+    ``[A-Za-z0-9_]``, within every provider's id rules)."""
+    return f"call_{uuid.uuid4().hex}"
+
+
 class ChatRequest(WireModel):
     """The body of ``POST /api/agent/chat``."""
 
@@ -261,22 +274,10 @@ class ToolDefinition:
         )
 
 
-class ChatClientError(Exception):
-    """An API or network failure of a :class:`ChatClient` (not a tool failure).
-
-    ``status`` is the HTTP status the route answered (or would have), ``None`` for transport
-    failures. The message is safe to show a user: it never contains a secret.
-    """
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 @runtime_checkable
 class ChatClient(Protocol):
     """How the orchestrator reaches ``POST /api/agent/chat``: in-process or over HTTP."""
 
     def send(self, request: ChatRequest) -> ChatResponse:
-        """Send one request; raise :class:`ChatClientError` on any API or network failure."""
+        """Send one request; raise :class:`~agent_app.errors.ChatError` on any API or network failure."""
         ...

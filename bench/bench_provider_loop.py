@@ -5,8 +5,8 @@ The same 8-request tool loop (7 tool calls, then an answer) runs against the fak
 
 * baseline: a hand loop on the official SDK (``openai`` / ``google-genai``) with the same system prompt and
   tool declaration, appending the model's turn and the tool result itself — the least any agent must do;
-* ours: ``Orchestrator`` + stores + ``InProcessChatClient`` → route handler (JSON, validation, settings,
-  system prompt) → adapter → the same SDK.
+* ours: ``Orchestrator`` + stores + ``InProcessChatClient`` → the typed handler (validation, settings, system
+  prompt; no JSON in between) → adapter → the same SDK.
 
 Both loops pay the same SDK and HTTP costs, so the difference is our overhead. Printed: milliseconds per
 model request and the ratio of total times. Target: at most 0.3 ms per request over the raw SDK.

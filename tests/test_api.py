@@ -15,11 +15,13 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from agent_app.api import ROUTE_PATH, authorize, chat_endpoint, chat_routes, handle_chat_body, is_loopback
 from agent_app.chat_clients import HttpChatClient, InProcessChatClient
+from agent_app.errors import ChatError
 from agent_app.plugins import build_tool_registry
 from agent_app.prompt import build_system_prompt, format_ms
-from agent_app.types import AgentContext, ChatClientError, ChatRequest, MediaAsset, ToolParameter, ToolSchema
+from agent_app.routes.access import authorize, is_loopback
+from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, chat_routes, handle_chat_body
+from agent_app.types import AgentContext, ChatRequest, MediaAsset, ToolParameter, ToolSchema
 from tests.fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
@@ -265,7 +267,7 @@ def test_in_process_client_returns_responses_and_raises_client_errors(openai_llm
     openai_llm.chat.push(openai_text("Hello!"), error_reply(500))
     request = ChatRequest.model_validate({"messages": [{"role": "user", "content": "Hi"}], "context": CONTEXT})
     assert client.send(request).content == "Hello!"
-    with pytest.raises(ChatClientError) as caught:
+    with pytest.raises(ChatError) as caught:
         client.send(request)
     assert caught.value.status == 502 and str(caught.value) == "LLM provider error"
 
@@ -277,13 +279,13 @@ def test_in_process_client_offers_the_callers_registry(openai_llm: FakeLLMServer
 
 
 def test_in_process_client_applies_the_same_validation(openai_llm: FakeLLMServer) -> None:
-    with pytest.raises(ChatClientError) as caught:
+    with pytest.raises(ChatError) as caught:
         InProcessChatClient().send(ChatRequest(messages=[]))
     assert caught.value.status == 400 and "messages" in str(caught.value)
 
 
 def test_http_client_transport_failure_is_a_client_error() -> None:
-    with HttpChatClient("http://127.0.0.1:9/api/agent/chat", timeout=2) as client, pytest.raises(ChatClientError) as e:
+    with HttpChatClient("http://127.0.0.1:9/api/agent/chat", timeout=2) as client, pytest.raises(ChatError) as e:
         client.send(ChatRequest.model_validate({"messages": [{"role": "user", "content": "Hi"}]}))
     assert e.value.status is None
 

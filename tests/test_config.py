@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from agent_app.api import handle_chat_body
 from agent_app.llm_config import (
     LLMConfig,
     LLMConfigurationError,
@@ -21,6 +20,7 @@ from agent_app.llm_config import (
 )
 from agent_app.providers import create_adapter, get_adapter
 from agent_app.providers.gemini import GeminiAdapter
+from agent_app.routes.chat import handle_chat_body
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent

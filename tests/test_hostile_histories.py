@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_app.api import handle_chat_body
+from agent_app.routes.chat import handle_chat_body
 from tests.fake_llm import FakeLLMServer, gemini_text, openai_text
 
 FUZZ = settings(

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from agent_app.api import conversation_problems, handle_chat_body
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, MAX_CALLS_PER_ROUND, Orchestrator
 from agent_app.registry import ToolRegistry
+from agent_app.request_validation import conversation_problems
+from agent_app.routes.chat import handle_chat_body
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import (
     ChatMessage,

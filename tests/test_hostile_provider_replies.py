@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_app.llm_config import load_llm_config
-from agent_app.providers import ProviderChatParams, ProviderChatResponse, ProviderError, get_adapter
-from agent_app.types import ChatMessage
+from agent_app.providers import ProviderError, get_adapter
+from agent_app.types import ChatMessage, ChatResponse
 from tests.fake_llm import FakeLLMServer, json_reply
 
 FUZZ = settings(
@@ -102,7 +102,7 @@ _gemini_body = st.fixed_dictionaries(
 )
 
 
-def _check(response: ProviderChatResponse) -> None:
+def _check(response: ChatResponse) -> None:
     assert isinstance(response.content, str)
     assert response.content.strip() or response.tool_calls
     ids = [call.id for call in response.tool_calls or []]
@@ -112,9 +112,8 @@ def _check(response: ProviderChatResponse) -> None:
 
 def _ask(body: dict[str, Any], server: FakeLLMServer, endpoint: str) -> None:
     getattr(server, endpoint).push(json_reply(body))
-    params = ProviderChatParams(messages=[ChatMessage(role="user", content="Hi")])
     try:
-        response = get_adapter(load_llm_config()).chat(params)
+        response = get_adapter(load_llm_config()).chat([ChatMessage(role="user", content="Hi")])
     except ProviderError:
         return
     _check(response)

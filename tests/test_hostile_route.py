@@ -22,7 +22,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from agent_app.api import ROUTE_PATH, authorize, chat_endpoint, handle_chat_body, is_loopback
+from agent_app.routes.access import authorize, is_loopback
+from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, handle_chat_body
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, openai_text
 from tests.streamlit_server import run_streamlit
 
@@ -337,7 +338,7 @@ def test_token_edge_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     for value in (*wrong, "Bearer s3cret token", "Bearer \u00e9"):
         denied = authorize({"Authorization": value}, "127.0.0.1")
         assert denied is not None and denied.status == 401, value
-        assert "s3cret" not in json.dumps(denied.body)
+        assert "s3cret" not in json.dumps(denied.wire_body())
 
 
 @pytest.mark.slow

@@ -11,8 +11,8 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from agent_app.routes import media as media_route
 from agent_app.storage import SqliteStorage
-from agent_app.ui import media_route
 from tests.media_samples import make_wav
 
 

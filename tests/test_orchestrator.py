@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.orchestrator import (
     ITERATION_LIMIT_MESSAGE,
     MAX_ITERATIONS,
@@ -23,7 +24,6 @@ from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import (
     AgentContext,
-    ChatClientError,
     ChatMessage,
     ChatRequest,
     ChatResponse,
@@ -430,7 +430,7 @@ def test_network_error_keeps_the_user_message() -> None:
 
 
 def test_api_error_after_a_tool_round_keeps_everything_appended() -> None:
-    client = ScriptedClient(tool_calls(("count", {})), ChatClientError("LLM provider error", status=502))
+    client = ScriptedClient(tool_calls(("count", {})), provider_failure(ErrorKind.PROVIDER_FAILED))
     h = Harness(client, make_tool("count", lambda args, env: 1))
 
     h.run()
@@ -464,7 +464,7 @@ def test_loading_is_true_exactly_while_running() -> None:
     assert seen == [True, True]
     assert h.chat.loading is False
 
-    failing = Harness(ScriptedClient(ChatClientError("down")))
+    failing = Harness(ScriptedClient(ChatError(ErrorKind.UNREACHABLE, "down")))
     failing.run()
     assert failing.chat.loading is False
 

@@ -18,6 +18,7 @@ from tests.fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
     error_reply,
+    hang,
     openai_text,
     openai_tool_calls,
     tool_call,
@@ -410,3 +411,27 @@ def test_keyboard_focus_returns_to_the_input_after_an_answer(data_dir: Path, fak
     assert scripts == [FOCUS_INPUT_SCRIPT]
     at.run()
     assert at.get("html") == []
+
+
+PROVIDER_FAILURES = {
+    "rejected key": (error_reply(401, "Incorrect API key sk-live-quoted"), "refused the API key", "`LLM_API_KEY`"),
+    "rate limit": (error_reply(429, "Rate limit reached, org quoted", retry_after_ms=1), "HTTP 429", "Wait a minute"),
+    "timeout": (hang(10), "did not answer in time", "`LLM_TIMEOUT_SECONDS`"),
+    "server error": (error_reply(500, "upstream exploded"), "service failed", "`LLM_*` settings"),
+}
+
+
+@pytest.mark.parametrize("failure", PROVIDER_FAILURES)
+def test_page_says_which_provider_failure_it_was_and_what_to_do(
+    failure: str, data_dir: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_TIMEOUT_SECONDS", "0.5")
+    reply, which, what_to_do = PROVIDER_FAILURES[failure]
+    fake_llm.chat.push(reply)
+    at = send(new_page(), "Summarise my clip")
+    [error] = texts(at.main.error)
+    assert error.startswith("LLM provider error: ") and which in error and what_to_do in error, error
+    assert "quoted" not in error and "exploded" not in error  # never the provider's own text
+    others = [phrase for name, (_, phrase, _) in PROVIDER_FAILURES.items() if name != failure]
+    assert not any(phrase in error for phrase in others)
+    assert at.button(key="chat_retry")

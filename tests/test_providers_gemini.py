@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from agent_app.llm_config import load_llm_config
-from agent_app.providers import ProviderChatParams, ProviderChatResponse, ProviderError, get_adapter
+from agent_app.providers import ProviderError, get_adapter
 from agent_app.providers.gemini import GeminiAdapter, tool_schema_to_gemini
-from agent_app.types import ChatMessage, ToolCall, ToolParameter, ToolResult, ToolSchema
+from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolParameter, ToolResult, ToolSchema
 from tests.fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
@@ -32,13 +32,10 @@ TRANSCRIBE = ToolSchema(
 ID_RULE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
-def _chat(*messages: ChatMessage, tools: list[ToolSchema] | None = None, system: str = "SYS") -> ProviderChatResponse:
-    params = ProviderChatParams(
-        messages=list(messages) or [ChatMessage(role="user", content="Hello")],
-        system_prompt=system,
-        tool_schemas=tools or [],
+def _chat(*messages: ChatMessage, tools: list[ToolSchema] | None = None, system: str = "SYS") -> ChatResponse:
+    return get_adapter().chat(
+        list(messages) or [ChatMessage(role="user", content="Hello")], system_prompt=system, tool_schemas=tools or []
     )
-    return get_adapter().chat(params)
 
 
 def _wire(server: FakeLLMServer) -> dict[str, Any]:
@@ -50,7 +47,7 @@ def _wire(server: FakeLLMServer) -> dict[str, Any]:
 def test_adapter_selected_by_config_gemini(gemini_llm: FakeLLMServer) -> None:
     adapter = get_adapter()
     assert isinstance(adapter, GeminiAdapter)
-    adapter.chat(ProviderChatParams(messages=[ChatMessage(role="user", content="Hi")]))
+    adapter.chat([ChatMessage(role="user", content="Hi")])
     request = gemini_llm.gemini.last
     assert request.model == "fake-model"
     assert request.path.endswith("/models/fake-model:generateContent")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_app.llm_config import load_llm_config
-from agent_app.providers import ProviderChatParams, ProviderError, create_adapter, get_adapter
+from agent_app.providers import ProviderError, create_adapter, get_adapter
 from agent_app.providers.openai_compatible import OpenAICompatibleAdapter, parse_arguments
 from agent_app.types import ChatMessage, ToolCall, ToolParameter, ToolResult, ToolSchema
 from tests.fake_llm import (
@@ -32,22 +32,23 @@ TRANSCRIBE = ToolSchema(
 )
 
 
-def _params(*messages: ChatMessage, tools: list[ToolSchema] | None = None, system: str = "SYS") -> ProviderChatParams:
-    return ProviderChatParams(
-        messages=list(messages) or [ChatMessage(role="user", content="Hello")],
-        system_prompt=system,
-        tool_schemas=tools or [],
-    )
+def _params(*messages: ChatMessage, tools: list[ToolSchema] | None = None, system: str = "SYS") -> dict[str, Any]:
+    """The adapter's ``chat`` arguments."""
+    return {
+        "messages": list(messages) or [ChatMessage(role="user", content="Hello")],
+        "system_prompt": system,
+        "tool_schemas": tools or [],
+    }
 
 
-def _chat(params: ProviderChatParams | None = None) -> Any:
-    return get_adapter().chat(params or _params())
+def _chat(params: dict[str, Any] | None = None) -> Any:
+    return get_adapter().chat(**(params or _params()))
 
 
 def test_adapter_selected_by_config_openai_compatible(openai_llm: FakeLLMServer) -> None:
     adapter = get_adapter()
     assert isinstance(adapter, OpenAICompatibleAdapter)
-    assert adapter.chat(_params()).content == "fake reply"
+    assert adapter.chat(**_params()).content == "fake reply"
     assert openai_llm.chat.last.path == "/v1/chat/completions"
     assert openai_llm.chat.last.headers["authorization"] == f"Bearer {CANARY_API_KEY}"
 
@@ -238,7 +239,7 @@ def test_adapter_and_client_are_reused_per_configuration(
 def test_only_the_configured_providers_sdk_is_imported(openai_llm: FakeLLMServer) -> None:
     code = (
         "import sys\n"
-        "from agent_app.api import handle_chat_body\n"
+        "from agent_app.routes.chat import handle_chat_body\n"
         "from agent_app.providers import get_adapter\n"
         "get_adapter()\n"
         "assert 'openai' in sys.modules, 'openai SDK not loaded'\n"

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from agent_app.api import handle_chat_body
 from agent_app.llm_config import load_llm_config
-from agent_app.providers import ProviderChatParams, ProviderChatResponse, ProviderError, get_adapter
-from agent_app.types import ChatMessage, ToolCall, ToolResult
+from agent_app.providers import ProviderError, get_adapter
+from agent_app.routes.chat import handle_chat_body
+from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
 from tests.fake_llm import FakeLLMServer, json_reply, raw_reply
 
 SIGNATURE = base64.b64encode(b"\n\x91\x03\x01\xcb\xbd\xf0\xf0k\xd1\xa1\x16\x02+\x94\xb9\xabUyz").decode()
@@ -50,12 +50,10 @@ def _model(*parts: dict[str, Any]) -> dict[str, Any]:
     return {"content": {"parts": list(parts), "role": "model"}}
 
 
-def _chat(
-    server: FakeLLMServer, body: dict[str, Any], messages: list[ChatMessage] | None = None
-) -> ProviderChatResponse:
+def _chat(server: FakeLLMServer, body: dict[str, Any], messages: list[ChatMessage] | None = None) -> ChatResponse:
     server.gemini.push(json_reply(body))
     adapter = get_adapter(load_llm_config())
-    return adapter.chat(ProviderChatParams(messages=messages or [ChatMessage(role="user", content="What is said?")]))
+    return adapter.chat(messages or [ChatMessage(role="user", content="What is said?")])
 
 
 def test_gemini_2_5_call_without_id_with_signature(gemini_llm: FakeLLMServer) -> None:

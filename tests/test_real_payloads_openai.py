@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from agent_app.api import handle_chat_body
 from agent_app.llm_config import load_llm_config
-from agent_app.providers import ProviderChatParams, ProviderChatResponse, ProviderError, get_adapter
-from agent_app.types import ChatMessage, ToolCall, ToolResult
+from agent_app.providers import ProviderError, get_adapter
+from agent_app.routes.chat import handle_chat_body
+from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, json_reply, raw_reply
 
 WEATHER = '{"assetId": "asset-a1", "language": "en"}'
@@ -47,13 +47,13 @@ def _completion(message: dict[str, Any], finish_reason: str | None, **extra: Any
     }
 
 
-def _chat(server: FakeLLMServer, payload: dict[str, Any] | bytes) -> ProviderChatResponse:
+def _chat(server: FakeLLMServer, payload: dict[str, Any] | bytes) -> ChatResponse:
     server.chat.push(json_reply(payload) if isinstance(payload, dict) else raw_reply(payload))
     adapter = get_adapter(load_llm_config())
-    return adapter.chat(ProviderChatParams(messages=[ChatMessage(role="user", content="What is said?")]))
+    return adapter.chat([ChatMessage(role="user", content="What is said?")])
 
 
-def _calls(response: ProviderChatResponse) -> list[tuple[str, str, dict[str, Any]]]:
+def _calls(response: ChatResponse) -> list[tuple[str, str, dict[str, Any]]]:
     return [(call.id, call.name, call.args) for call in response.tool_calls or []]
 
 
@@ -409,7 +409,7 @@ def test_ids_openai_would_refuse_are_aliased_consistently(openai_llm: FakeLLMSer
             ChatMessage(role="tool", tool_result=ToolResult(tool_call_id=call_id, name="transcribe_video", result=1))
         )
     openai_llm.chat.push(json_reply(_completion({"role": "assistant", "content": "ok"}, "stop")))
-    get_adapter(load_llm_config()).chat(ProviderChatParams(messages=history))
+    get_adapter(load_llm_config()).chat(history)
     sent = openai_llm.chat.last.json["messages"]
     call_ids = [m["tool_calls"][0]["id"] for m in sent if m["role"] == "assistant"]
     result_ids = [m["tool_call_id"] for m in sent if m["role"] == "tool"]

@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from agent_app.chat_clients import HttpChatClient
-from agent_app.types import ChatClientError, ChatRequest
+from agent_app.errors import ChatError
+from agent_app.types import ChatRequest
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, error_reply, openai_tool_calls, tool_call
 from tests.streamlit_server import run_streamlit
 
@@ -76,7 +77,7 @@ def test_route_over_http_without_token(fake_llm: FakeLLMServer, tmp_path: Path) 
             )
         with HttpChatClient(url, timeout=30) as client:
             fake_llm.chat.push(error_reply(500))
-            with pytest.raises(ChatClientError) as caught:
+            with pytest.raises(ChatError) as caught:
                 client.send(ChatRequest.model_validate(HELLO))
             assert caught.value.status == 502
             assert client.send(ChatRequest.model_validate(HELLO)).content == "fake reply"
@@ -97,7 +98,7 @@ def test_route_over_http_requires_the_token(fake_llm: FakeLLMServer, tmp_path: P
         assert wrong.status_code == 401 and "route-token-123" not in wrong.text
         with HttpChatClient(url, token="route-token-123", timeout=30) as client:
             assert client.send(ChatRequest.model_validate(HELLO)).content == "fake reply"
-        with HttpChatClient(url, token="nope", timeout=30) as client, pytest.raises(ChatClientError) as caught:
+        with HttpChatClient(url, token="nope", timeout=30) as client, pytest.raises(ChatError) as caught:
             client.send(ChatRequest.model_validate(HELLO))
         assert caught.value.status == 401
     assert CANARY_API_KEY not in server.output()

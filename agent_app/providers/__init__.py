@@ -10,20 +10,11 @@ from __future__ import annotations
 import threading
 
 from agent_app.llm_config import GEMINI, OPENAI_COMPATIBLE, LLMConfig, UnknownProviderError, load_llm_config
-from agent_app.providers.base import (
-    ProviderAdapter,
-    ProviderChatParams,
-    ProviderChatResponse,
-    ProviderError,
-    ProviderToolCall,
-)
+from agent_app.providers.base import ProviderAdapter, ProviderError
 
 __all__ = [
     "ProviderAdapter",
-    "ProviderChatParams",
-    "ProviderChatResponse",
     "ProviderError",
-    "ProviderToolCall",
     "clear_adapter_cache",
     "create_adapter",
     "get_adapter",

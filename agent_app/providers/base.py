@@ -1,59 +1,31 @@
-"""The provider adapter interface: one method, ``chat(params) -> response``, in our own types.
+"""The provider adapter interface: one method, ``chat(messages, *, system_prompt, tool_schemas)``, in the
+shared types (:class:`~agent_app.types.ChatMessage` in, :class:`~agent_app.types.ChatResponse` out).
 
-Why: the route must not know any provider's wire format, and every provider must look the same to it.
+Why: the handler must not know any provider's wire format, and every provider must look the same to it.
 An adapter converts our history and internal tool schemas to its SDK's request, and the SDK's answer
-back to :class:`ProviderChatResponse`; any failure becomes :class:`ProviderError`, whose message is
-safe to log (secrets removed) and is never shown to the caller (the route answers a fixed text).
+back to a ``ChatResponse``; any failure becomes :class:`ProviderError` with an
+:class:`~agent_app.errors.ErrorKind`, whose message is safe to log (secrets removed) and is never shown to
+the caller (the route answers a fixed text, the page words the kind).
 """
 
 from __future__ import annotations
 
-import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
-from typing import Any, TypeAlias
-
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Iterable, Sequence
 
 from agent_app import log_redaction
-from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolSchema
-
-ProviderToolCall: TypeAlias = ToolCall
-"""The spec's ``ProviderToolCall {id, name, args}`` is our :class:`~agent_app.types.ToolCall`."""
-
-
-class ProviderChatParams(BaseModel):
-    """What the route hands an adapter: the history, the system prompt and the internal tool schemas."""
-
-    model_config = ConfigDict(frozen=True)
-
-    messages: list[ChatMessage]
-    system_prompt: str = ""
-    tool_schemas: list[ToolSchema] = Field(default_factory=list)
-
-
-class ProviderChatResponse(BaseModel):
-    """An adapter's answer. ``tool_calls`` is ``None`` (not ``[]``) when the model asked for no tool.
-
-    ``provider_metadata`` is what the adapter needs back on the next request (the route returns it in
-    the response; the orchestrator stores it on the assistant message).
-    """
-
-    content: str = ""
-    tool_calls: list[ToolCall] | None = None
-    provider_metadata: dict[str, Any] | None = None
-
-    def to_chat_response(self) -> ChatResponse:
-        return ChatResponse(
-            content=self.content,
-            tool_calls=self.tool_calls or None,
-            provider_metadata=self.provider_metadata,
-        )
+from agent_app.errors import ErrorKind
+from agent_app.types import ChatMessage, ChatResponse, ToolSchema
 
 
 class ProviderError(Exception):
     """The provider could not give a usable answer (network, auth, rate limit, 5xx, timeout, unreadable
-    or empty response). The message describes the cause for the server log, with secrets removed."""
+    or empty response). The message describes the cause for the server log, with secrets removed; ``kind``
+    says which failure it was."""
+
+    def __init__(self, cause: str, kind: ErrorKind = ErrorKind.PROVIDER_FAILED) -> None:
+        super().__init__(cause)
+        self.kind = kind
 
 
 class ProviderAdapter(ABC):
@@ -63,26 +35,47 @@ class ProviderAdapter(ABC):
     name: str
 
     @abstractmethod
-    def chat(self, params: ProviderChatParams) -> ProviderChatResponse:
-        """One model request; raise :class:`ProviderError` on any failure."""
+    def chat(
+        self, messages: Sequence[ChatMessage], *, system_prompt: str = "", tool_schemas: Sequence[ToolSchema] = ()
+    ) -> ChatResponse:
+        """One model request; raise :class:`ProviderError` on any failure. ``tool_calls`` of the answer is
+        ``None`` (not ``[]``) when the model asked for no tool; ``provider_metadata`` is what the adapter
+        needs back on the next request (the orchestrator stores it on the assistant message)."""
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    """A timeout of any HTTP stack an SDK uses (httpx, httpx2, the stdlib), whatever wraps it."""
+    return isinstance(exc, TimeoutError) or any(
+        cls.__name__ in ("TimeoutException", "APITimeoutError") for cls in type(exc).__mro__
+    )
+
+
+def failure_kind(exc: BaseException, status: int | None, context_too_long: bool = False) -> ErrorKind:
+    """Which failure an SDK exception is: from its HTTP ``status`` (the adapter reads it the SDK's way),
+    ``context_too_long`` as the adapter recognized it, or a timeout anywhere in its chain."""
+    if context_too_long:
+        return ErrorKind.CONTEXT_TOO_LONG
+    if status in (401, 403):
+        return ErrorKind.PROVIDER_REJECTED_KEY
+    if status == 429:
+        return ErrorKind.RATE_LIMITED
+    if status in (408, 504) or any(_is_timeout(cause) for cause in _chain(exc)):
+        return ErrorKind.TIMED_OUT
+    return ErrorKind.PROVIDER_FAILED
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    causes: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in causes and len(causes) < 8:
+        causes.append(current)
+        current = current.__cause__ or current.__context__
+    return causes
 
 
 CUT_OFF_NOTE = "\n\n[The answer was cut off: the model reached its output length limit.]"
 """Appended to a partial answer the provider stopped for length (OpenAI ``length``, Gemini ``MAX_TOKENS``):
 the text is worth showing, but never as if it were complete."""
-
-
-def history_call_ids(messages: Iterable[ChatMessage]) -> set[str]:
-    """Every tool-call id already in the conversation. A returned call must not reuse one: servers that
-    number calls per response (``call_0`` every turn) would otherwise give two turns the same id, and the
-    page matches results (cards, recovery of an interrupted run) to calls by id across the conversation."""
-    return {call.id for message in messages for call in message.tool_calls or []}
-
-
-def synthesize_call_id() -> str:
-    """A unique tool-call id for providers that send none: ``call_`` + 32 hex (37 characters of
-    ``[A-Za-z0-9_]``, within every provider's id rules)."""
-    return f"call_{uuid.uuid4().hex}"
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -95,10 +88,7 @@ def describe_failure(exc: BaseException, secrets: Iterable[str]) -> str:
     """A one-line, secret-free description of ``exc`` and its causes, for the server log."""
     keys = list(secrets)
     parts: list[str] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen and len(parts) < 4:
-        seen.add(id(current))
+    for current in _chain(exc)[:4]:
         status = getattr(current, "status_code", None) or getattr(current, "code", None)
         label = type(current).__name__ + (f"[{status}]" if isinstance(status, int) else "")
         code = getattr(current, "code", None)  # OpenAI's machine-readable cause, e.g. context_length_exceeded
@@ -106,5 +96,4 @@ def describe_failure(exc: BaseException, secrets: Iterable[str]) -> str:
             label += f" (code {code})"
         message = " ".join(str(current).split())[:300]
         parts.append(f"{label}: {message}" if message else label)
-        current = current.__cause__ or current.__context__
     return redact(" <- ".join(parts), keys)

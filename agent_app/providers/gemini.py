@@ -25,38 +25,34 @@ the configuration.
 
 from __future__ import annotations
 
-import functools
 import logging
-import threading
-import uuid
-from collections.abc import Callable
-from functools import partial
-from typing import Any, TypeAlias, TypeVar, cast
+from collections.abc import Sequence
+from typing import Any, assert_never
 
 from google import genai
+from google.genai import errors as genai_errors
 from google.genai import types as gt
 from pydantic import ValidationError
 
+from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
-from agent_app.providers.base import (
-    CUT_OFF_NOTE,
-    ProviderAdapter,
-    ProviderChatParams,
-    ProviderChatResponse,
-    ProviderError,
-    describe_failure,
+from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
+from agent_app.types import (
+    ChatMessage,
+    ChatResponse,
+    ParameterType,
+    ToolCall,
+    ToolSchema,
     history_call_ids,
     synthesize_call_id,
 )
-from agent_app.types import ChatMessage, ParameterType, ToolCall, ToolParameter, ToolResult, ToolSchema
 from agent_app.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
-T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 METADATA_KEY = "gemini"
 """``provider_metadata[METADATA_KEY] = {"content": <the model Content as JSON>, "callIds": {ours: Gemini's
-id or None}, "turnId": <key of the already-validated Content in the adapter's cache>}``."""
+id or None}}``."""
 
 _SCHEMA_TYPES: dict[ParameterType, gt.Type] = {
     "string": gt.Type.STRING,
@@ -117,28 +113,9 @@ def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
     )
 
 
-_SchemaKey: TypeAlias = tuple[str, str, tuple[tuple[str, ParameterType, bool, str], ...]]
-
-
-def _schema_key(schema: ToolSchema) -> _SchemaKey:
-    parameters = tuple((p.key, p.type, p.required, p.description) for p in schema.parameters)
-    return (schema.name, schema.description, parameters)
-
-
-@functools.lru_cache(maxsize=64)
-def request_config(instruction: str, tools: tuple[_SchemaKey, ...]) -> gt.GenerateContentConfig:
-    """The request's config: system instruction, declarations, automatic function calling off. Built once
-    per prompt and tool set (a tool loop sends the same ones every time; building costs ~50 µs)."""
-    declarations = [
-        tool_schema_to_gemini(
-            ToolSchema(
-                name=name,
-                description=description,
-                parameters=[ToolParameter(key=k, type=t, required=r, description=d) for k, t, r, d in parameters],
-            )
-        )
-        for name, description, parameters in tools
-    ]
+def request_config(instruction: str, tool_schemas: Sequence[ToolSchema]) -> gt.GenerateContentConfig:
+    """The request's config: system instruction, declarations, automatic function calling off."""
+    declarations = [tool_schema_to_gemini(schema) for schema in tool_schemas]
     return gt.GenerateContentConfig(
         system_instruction=instruction or None,
         tools=[gt.Tool(function_declarations=declarations)] if declarations else None,
@@ -151,46 +128,15 @@ def _stored_turn(message: ChatMessage) -> dict[str, Any] | None:
     return metadata if isinstance(metadata, dict) else None
 
 
-class ConversionCache:
-    """Converted messages by message id, so a tool loop does not rebuild its whole history for every
-    request (google-genai's models are slow to build: 5-30 µs each, a dozen per turn). An entry is used
-    only while its source (the stored JSON, the tool result, the text) is equal to what it was built
-    from; the oldest entries go first."""
-
-    def __init__(self, size: int = 2048) -> None:
-        self._size = size
-        self._items: dict[str, tuple[object, object]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str, source: object, build: Callable[[], T]) -> T:
-        with self._lock:
-            hit = self._items.get(key)
-        if hit is not None and hit[0] == source:
-            return cast(T, hit[1])
-        value = build()
-        self.put(key, source, value)
-        return value
-
-    def put(self, key: str, source: object, value: object) -> None:
-        with self._lock:
-            self._items[key] = (source, value)
-            while len(self._items) > self._size:
-                self._items.pop(next(iter(self._items)))
-
-
-def _model_content(
-    message: ChatMessage, gemini_ids: dict[str, str | None], cache: ConversionCache
-) -> gt.Content | None:
+def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Content | None:
     """The assistant turn: Gemini's own ``Content`` when stored, else rebuilt from our fields (a turn
     from another provider, or stored metadata that is not a valid ``Content`` or whose function calls are
     not this message's; no ids then, since those are ours and Gemini matches by name and order). ``None``
     for a turn with nothing in it: Gemini rejects an empty text part."""
     stored = _stored_turn(message)
     if stored is not None and isinstance(stored.get("content"), dict):
-        raw = stored["content"]
-        key = f"turn:{stored.get('turnId') or message.id}"
         try:
-            content: gt.Content | None = cache.get(key, raw, partial(gt.Content.model_validate, raw))
+            content: gt.Content | None = gt.Content.model_validate(stored["content"])
         except ValidationError:
             content = None
         if content is not None and _call_names(content) == [call.name for call in message.tool_calls or []]:
@@ -200,7 +146,7 @@ def _model_content(
             return content
     for call in message.tool_calls or []:
         gemini_ids[call.id] = None
-    return cache.get(f"rebuilt:{message.id}", message, partial(_rebuilt_turn, message))
+    return _rebuilt_turn(message)
 
 
 def _call_names(content: gt.Content) -> list[str]:
@@ -208,72 +154,59 @@ def _call_names(content: gt.Content) -> list[str]:
 
 
 def _rebuilt_turn(message: ChatMessage) -> gt.Content | None:
-    parts: list[gt.Part] = [_text(message.content)] if message.content.strip() else []
+    parts = [gt.Part(text=message.content)] if message.content.strip() else []
     for call in message.tool_calls or []:
-        function_call = gt.FunctionCall.model_construct(name=call.name, args=call.args)
-        parts.append(gt.Part.model_construct(function_call=function_call))
-    return gt.Content.model_construct(role="model", parts=parts) if parts else None
+        parts.append(gt.Part(function_call=gt.FunctionCall(name=call.name, args=call.args)))
+    return gt.Content(role="model", parts=parts) if parts else None
 
 
-# Parts built from our already-validated messages skip google-genai's (slow) validation.
-
-
-def _text(text: str) -> gt.Part:
-    return gt.Part.model_construct(text=text)
-
-
-def _function_response(result: ToolResult, gemini_id: str | None) -> gt.Part:
+def _function_response(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Part:
+    result = message.tool_result
+    if result is None:
+        raise ProviderError("a tool message without a tool result cannot be sent")
     payload: dict[str, Any] = {"error": result.error} if result.error is not None else {"output": result.result}
-    response = gt.FunctionResponse.model_construct(name=result.name, id=gemini_id, response=payload)
-    return gt.Part.model_construct(function_response=response)
+    return gt.Part(
+        function_response=gt.FunctionResponse(
+            name=result.name, id=gemini_ids.get(result.tool_call_id), response=payload
+        )
+    )
 
 
-def messages_to_gemini(
-    messages: list[ChatMessage], cache: ConversionCache | None = None
-) -> tuple[list[gt.Content], list[str]]:
+def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content], list[str]]:
     """Our history as Gemini ``contents``, plus the texts of any ``system`` messages (which belong in
-    ``system_instruction``).
+    ``system_instruction``). Every role is matched: a new one is a type error, never another role.
 
     Consecutive user-side parts share one ``Content``: all tool results of a model turn (as Gemini
     requires), and a user message that follows them or another user message (turns must alternate).
     """
-    cache = cache if cache is not None else ConversionCache()
     contents: list[gt.Content] = []
     system_texts: list[str] = []
     gemini_ids: dict[str, str | None] = {}
     pending: list[gt.Part] = []
-
-    def flush() -> None:
-        if pending:
-            contents.append(gt.Content.model_construct(role="user", parts=list(pending)))
-            pending.clear()
-
     for message in messages:
-        if message.role == "tool":
-            if message.tool_result is None:
-                raise ValueError("a tool message without a tool result cannot be sent")
-            result = message.tool_result
-            gemini_id = gemini_ids.get(result.tool_call_id)
-            pending.append(
-                cache.get(f"result:{message.id}:{gemini_id}", result, partial(_function_response, result, gemini_id))
-            )
-        elif message.role == "user":
+        role = message.role
+        if role == "tool":
+            pending.append(_function_response(message, gemini_ids))
+        elif role == "user":
             if message.content.strip():  # Gemini rejects an empty text part
-                pending.append(cache.get(f"user:{message.id}", message.content, partial(_text, message.content)))
-        elif message.role == "system":
+                pending.append(gt.Part(text=message.content))
+        elif role == "system":
             system_texts.append(message.content)
-        else:
-            model_turn = _model_content(message, gemini_ids, cache)
+        elif role == "assistant":
+            model_turn = _model_content(message, gemini_ids)
             if model_turn is not None:
-                flush()
+                if pending:
+                    contents.append(gt.Content(role="user", parts=pending))
+                    pending = []
                 contents.append(model_turn)
-    flush()
+        else:
+            assert_never(role)
+    if pending:
+        contents.append(gt.Content(role="user", parts=pending))
     return contents, system_texts
 
 
-def response_to_provider(
-    response: gt.GenerateContentResponse, cache: ConversionCache | None = None, taken: set[str] | None = None
-) -> ProviderChatResponse:
+def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | None = None) -> ChatResponse:
     """The first candidate as our response; no candidate, a failed finish reason or an empty turn raise
     :class:`ProviderError`. Gemini's call id is ours too unless it is missing, repeated or in ``taken``
     (the history's ids); the turn's metadata keeps Gemini's id either way."""
@@ -308,19 +241,11 @@ def response_to_provider(
     # Replayed as the model's turn: a response without a role (proxies drop it) would be sent back role-less,
     # and Gemini refuses a multi-turn request with a content that has no valid role.
     candidate.content.role = "model"
-    turn_id = uuid.uuid4().hex
-    content_json = candidate.content.model_dump(mode="json", exclude_none=True)
-    if cache is not None:  # the next request replays this turn: no need to validate it again
-        cache.put(f"turn:{turn_id}", content_json, candidate.content)
-    stored = {"content": content_json, "callIds": call_ids, "turnId": turn_id}
+    stored = {"content": candidate.content.model_dump(mode="json", exclude_none=True), "callIds": call_ids}
     text = "".join(texts)
     if candidate.finish_reason == gt.FinishReason.MAX_TOKENS and text.strip():
         text += CUT_OFF_NOTE
-    return ProviderChatResponse(
-        content=text,
-        tool_calls=calls or None,
-        provider_metadata={METADATA_KEY: stored},
-    )
+    return ChatResponse(content=text, tool_calls=calls or None, provider_metadata={METADATA_KEY: stored})
 
 
 class GeminiAdapter(ProviderAdapter):
@@ -330,7 +255,6 @@ class GeminiAdapter(ProviderAdapter):
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self._cache = ConversionCache()
         backoff = config.retry_backoff_seconds
         self.client = genai.Client(
             api_key=config.api_key,
@@ -347,13 +271,15 @@ class GeminiAdapter(ProviderAdapter):
             ),
         )
 
-    def chat(self, params: ProviderChatParams) -> ProviderChatResponse:
-        contents, system_texts = messages_to_gemini(params.messages, self._cache)
+    def chat(
+        self, messages: Sequence[ChatMessage], *, system_prompt: str = "", tool_schemas: Sequence[ToolSchema] = ()
+    ) -> ChatResponse:
+        contents, system_texts = messages_to_gemini(messages)
         if not contents:
             raise ProviderError("nothing to send: every message of the conversation is empty")
-        instruction = "\n\n".join(text for text in [params.system_prompt, *system_texts] if text)
-        config = request_config(instruction, tuple(_schema_key(schema) for schema in params.tool_schemas))
-        taken = history_call_ids(params.messages)
+        instruction = "\n\n".join(text for text in [system_prompt, *system_texts] if text)
+        config = request_config(instruction, tool_schemas)
+        taken = history_call_ids(messages)
         resamples = min(1, self.config.max_retries)  # LLM_MAX_RETRIES=0 means no retry of any kind
         while True:
             try:
@@ -361,11 +287,19 @@ class GeminiAdapter(ProviderAdapter):
                     model=self.config.model, contents=contents, config=config
                 )
             except Exception as exc:  # every SDK, transport and parse failure is a provider error
-                raise ProviderError(describe_failure(exc, [self.config.api_key])) from exc
+                raise ProviderError(describe_failure(exc, [self.config.api_key]), _kind(exc)) from exc
             try:
-                return response_to_provider(response, self._cache, taken)
+                return response_to_chat(response, taken)
             except MalformedTurnError as exc:
                 if resamples <= 0:
                     raise
                 resamples -= 1
                 logger.info("Asking Gemini again: %s", exc)
+
+
+def _kind(exc: Exception) -> ErrorKind:
+    """Gemini says "The input token count (N) exceeds the maximum number of tokens allowed" in a 400 when the
+    conversation does not fit the model's window: that is not the client's mistake but the history's size."""
+    status = exc.code if isinstance(exc, genai_errors.APIError) else None
+    too_long = status == 400 and "token count" in str(exc).lower()
+    return failure_kind(exc, status, context_too_long=too_long)

@@ -22,8 +22,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, assert_never
 
 import openai
 from openai.types.chat import (
@@ -33,18 +34,18 @@ from openai.types.chat import (
     ChatCompletionMessageParam,
 )
 
+from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
-from agent_app.providers.base import (
-    CUT_OFF_NOTE,
-    ProviderAdapter,
-    ProviderChatParams,
-    ProviderChatResponse,
-    ProviderError,
-    describe_failure,
+from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
+from agent_app.types import (
+    ChatMessage,
+    ChatResponse,
+    ToolCall,
+    ToolResult,
+    ToolSchema,
     history_call_ids,
     synthesize_call_id,
 )
-from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
 from agent_app.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 _to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
@@ -120,26 +121,31 @@ def _assistant_message(message: ChatMessage) -> ChatCompletionMessageParam:
     return {"role": "assistant", "tool_calls": calls}
 
 
-def messages_to_openai(system_prompt: str, messages: list[ChatMessage]) -> list[ChatCompletionMessageParam]:
+def _tool_message(message: ChatMessage) -> ChatCompletionMessageParam:
+    result = message.tool_result
+    if result is None:
+        raise ProviderError("a tool message without a tool result cannot be sent")
+    return {"role": "tool", "tool_call_id": wire_call_id(result.tool_call_id), "content": tool_result_text(result)}
+
+
+def messages_to_openai(system_prompt: str, messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
     """Our history as chat messages: the system prompt first, assistant turns with ``tool_calls``, tool
-    results as ``tool`` messages carrying ``tool_call_id``."""
+    results as ``tool`` messages carrying ``tool_call_id``. Every role is matched: a new one is a type error."""
     wire: list[ChatCompletionMessageParam] = []
     if system_prompt:
         wire.append({"role": "system", "content": system_prompt})
     for message in messages:
-        if message.role == "system":
+        role = message.role
+        if role == "system":
             wire.append({"role": "system", "content": message.content})
-        elif message.role == "user":
+        elif role == "user":
             wire.append({"role": "user", "content": message.content})
-        elif message.role == "assistant":
+        elif role == "assistant":
             wire.append(_assistant_message(message))
-        elif message.tool_result is not None:
-            result = message.tool_result
-            wire.append(
-                {"role": "tool", "tool_call_id": wire_call_id(result.tool_call_id), "content": tool_result_text(result)}
-            )
+        elif role == "tool":
+            wire.append(_tool_message(message))
         else:
-            raise ValueError("a tool message without a tool result cannot be sent")
+            assert_never(role)
     return wire
 
 
@@ -187,7 +193,7 @@ def _no_choices(completion: object) -> ProviderError:
     return ProviderError(f"the response has no choices: {error}" if error else "the response has no choices")
 
 
-def completion_to_response(completion: object, taken: set[str] | None = None) -> ProviderChatResponse:
+def completion_to_response(completion: object, taken: set[str] | None = None) -> ChatResponse:
     """The SDK's completion as our response; an answer with nothing in it is a :class:`ProviderError`.
     A call id that is empty, repeated, or in ``taken`` (the history's ids) is replaced by a fresh one."""
     if not isinstance(completion, ChatCompletion) or not completion.choices:
@@ -218,7 +224,7 @@ def completion_to_response(completion: object, taken: set[str] | None = None) ->
     if choice.finish_reason == "length" and content.strip():
         content += CUT_OFF_NOTE
     metadata = {METADATA_KEY: {"rawArguments": unreadable}} if unreadable else None
-    return ProviderChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata)
+    return ChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata)
 
 
 class OpenAICompatibleAdapter(ProviderAdapter):
@@ -236,18 +242,28 @@ class OpenAICompatibleAdapter(ProviderAdapter):
             max_retries=config.max_retries,
         )
 
-    def chat(self, params: ProviderChatParams) -> ProviderChatResponse:
-        messages = messages_to_openai(params.system_prompt, params.messages)
-        tools = [tool_schema_to_openai(schema) for schema in params.tool_schemas]
+    def chat(
+        self, messages: Sequence[ChatMessage], *, system_prompt: str = "", tool_schemas: Sequence[ToolSchema] = ()
+    ) -> ChatResponse:
+        wire_messages = messages_to_openai(system_prompt, messages)
+        tools = [tool_schema_to_openai(schema) for schema in tool_schemas]
         try:
             completion = self.client.chat.completions.create(
                 model=self.config.model,
-                messages=messages,
+                messages=wire_messages,
                 tools=tools if tools else openai.omit,
             )
         except Exception as exc:  # every SDK, transport and parse failure is a provider error
-            cause = describe_failure(exc, [self.config.api_key])
-            if isinstance(exc, openai.NotFoundError):  # the usual local-server mistake, worth a hint in the log
-                cause += " (check LLM_BASE_URL, which usually ends in /v1, and LLM_MODEL)"
-            raise ProviderError(cause) from exc
-        return completion_to_response(completion, history_call_ids(params.messages))
+            raise ProviderError(self._cause(exc), _kind(exc)) from exc
+        return completion_to_response(completion, history_call_ids(messages))
+
+    def _cause(self, exc: Exception) -> str:
+        cause = describe_failure(exc, [self.config.api_key])
+        if isinstance(exc, openai.NotFoundError):  # the usual local-server mistake, worth a hint in the log
+            cause += " (check LLM_BASE_URL, which usually ends in /v1, and LLM_MODEL)"
+        return cause
+
+
+def _kind(exc: Exception) -> ErrorKind:
+    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    return failure_kind(exc, status, context_too_long=getattr(exc, "code", None) == "context_length_exceeded")

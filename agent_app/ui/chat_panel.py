@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from agent_app.api import PROVIDER_ERROR
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.storage import ProjectMediaLibrary, StorageError
 from agent_app.stores import SessionState
 from agent_app.types import ChatClient, ChatMessage, MediaAsset
+from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
 from agent_app.ui.conversation_locks import conversation_lock
 from agent_app.ui.formatting import count_of, escape_markdown
@@ -29,7 +29,6 @@ from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.session_workspace import Workspace
-from agent_app.ui.sidebar import SETTINGS_HELP
 
 _LOGGER = logging.getLogger(__name__)
 PROMPT_KEY = "chat_prompt"
@@ -54,13 +53,6 @@ typed without tabbing through the whole sidebar."""
 HISTORY_HEIGHT = 560
 BUSY_WAIT_SECONDS = 600.0
 """How long a run waits for another tab's run in the same conversation (a long transcription)."""
-PROVIDER_ERROR_HINT = (
-    ": the model's service did not answer usefully (the server log says why). Your message is kept: Retry, "
-    "and if it keeps failing check the `LLM_*` settings (base URL, model name, key)."
-)
-"""The route's provider error is deliberately bare on the wire (no upstream text, no secrets); the page
-says what it means and what to do."""
-MISSING_CONFIGURATION_PREFIX = "Missing LLM configuration:"
 MAX_LISTED_CONVERSATIONS = 30
 """Most recent first; a rerun draws at most this many buttons however long the project's history."""
 
@@ -280,10 +272,7 @@ def _render_notices(workspace: Workspace, messages: list[ChatMessage]) -> None:
         )
         return
     if error is not None:
-        hint = PROVIDER_ERROR_HINT if error == PROVIDER_ERROR else ""
-        if error.startswith(MISSING_CONFIGURATION_PREFIX):
-            hint = ". " + SETTINGS_HELP
-        st.error(escape_markdown(error) + hint, icon=":material/error:")
+        st.error(describe_chat_error(error, workspace.chat.error_kind), icon=":material/error:")
     elif unanswered:
         st.warning("The assistant did not finish answering (the run was interrupted).", icon=":material/pause:")
     if error is not None or unanswered:

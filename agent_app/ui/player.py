@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from agent_app.routes.media import media_url
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
-from agent_app.ui.media_route import media_url
 from agent_app.ui.pickers import pick_by_id
 from agent_app.ui.player_element import media_player
 from agent_app.ui.session_workspace import Workspace
@@ -99,7 +99,7 @@ def render_player(
 
 def _render_media(workspace: Workspace, active: MediaAsset, path: str, marks_ms: Sequence[int]) -> None:
     """The player itself: streamed by the media route when app.py mounts it (exact seeks, position
-    reported back), else read by Streamlit from disk (see media_route)."""
+    reported back), else read by Streamlit from disk (see agent_app.routes.media)."""
     url = media_url(st.context.url, active.id)
     if url is None:
         start_seconds = workspace.playhead_ms // 1000

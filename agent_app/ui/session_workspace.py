@@ -161,9 +161,9 @@ class Workspace:
         conversation_id = self.conversation_id
         if conversation_id is None or self.storage.count_messages(conversation_id) <= len(self.chat.messages):
             return False
-        error = self.chat.error
+        error, kind = self.chat.error, self.chat.error_kind
         self.chat.load_messages(self.storage.load_messages(conversation_id))
-        self.chat.set_error(error)
+        self.chat.set_error(error, kind)
         return True
 
     def conversations(self) -> list[Conversation]:

@@ -1,0 +1,86 @@
+"""The chat handler: a :class:`~agent_app.types.ChatRequest` in, a :class:`~agent_app.types.ChatResponse` out,
+or a :class:`~agent_app.errors.ChatError` whose kind says what failed.
+
+The page's in-process client calls it with its own objects; the HTTP route calls it with the request it
+parsed from the body. Both go through :func:`~agent_app.request_validation.check_chat_request` here, so
+they accept the same histories, and bytes exist only at the HTTP edge.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from agent_app.errors import ChatError, ErrorKind, provider_failure
+from agent_app.llm_config import (
+    LLMConfig,
+    LLMConfigurationError,
+    MissingConfigurationError,
+    UnknownProviderError,
+    load_llm_config,
+)
+from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
+from agent_app.prompt import build_system_prompt
+from agent_app.providers import ProviderAdapter, get_adapter
+from agent_app.providers.base import ProviderError, describe_failure
+from agent_app.request_validation import check_chat_request
+from agent_app.settings import read_str
+from agent_app.types import ChatRequest, ChatResponse, ToolSchema
+
+logger = logging.getLogger(__name__)
+
+
+def known_secrets() -> list[str]:
+    """The secrets a log line must never contain, whatever failed."""
+    return [value for value in (read_str("LLM_API_KEY"), read_str("AGENT_API_TOKEN")) if value]
+
+
+def current_tool_schemas() -> list[ToolSchema]:
+    """The enabled tools' internal schemas (the registry is built once per tool configuration)."""
+    return enabled_tool_registry().to_tool_schemas()
+
+
+def _configured_adapter() -> tuple[LLMConfig, ProviderAdapter]:
+    """The configuration and its adapter, or the 502 naming the setting that stops them."""
+    try:
+        config = load_llm_config()
+        return config, get_adapter(config)
+    except MissingConfigurationError as exc:
+        raise ChatError(ErrorKind.MISSING_CONFIGURATION, str(exc)) from None
+    except UnknownProviderError as exc:
+        raise ChatError(ErrorKind.UNKNOWN_PROVIDER, str(exc)) from None
+    except LLMConfigurationError as exc:
+        raise ChatError(ErrorKind.INVALID_CONFIGURATION, str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - an SDK that cannot build its client is a provider failure
+        logger.warning("LLM provider error: cannot create the adapter: %s", describe_failure(exc, known_secrets()))
+        raise provider_failure(ErrorKind.PROVIDER_FAILED) from None
+
+
+def _schemas(tool_schemas: Sequence[ToolSchema] | None) -> list[ToolSchema]:
+    try:
+        return list(tool_schemas) if tool_schemas is not None else current_tool_schemas()
+    except (ToolConfigurationError, ValueError) as exc:
+        raise ChatError(ErrorKind.TOOL_CONFIGURATION, f"Tool configuration error: {exc}") from None
+
+
+def handle_chat(request: ChatRequest, *, tool_schemas: Sequence[ToolSchema] | None = None) -> ChatResponse:
+    """Validation → configuration → adapter → system prompt + tool schemas → one provider call.
+
+    ``tool_schemas`` defaults to the enabled tools' (the page passes its own registry's, the same set).
+    Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets removed) and
+    raised with the spec's bare text and the failure's kind; anything unforeseen is a provider failure too.
+    """
+    check_chat_request(request)
+    config, adapter = _configured_adapter()
+    schemas = _schemas(tool_schemas)
+    try:
+        return adapter.chat(
+            request.messages, system_prompt=build_system_prompt(request.context, schemas), tool_schemas=schemas
+        )
+    except ProviderError as exc:
+        logger.warning("LLM provider error (provider %s, model %s): %s", config.provider, config.model, exc)
+        raise provider_failure(exc.kind) from None
+    except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
+        cause = describe_failure(exc, [config.api_key, *known_secrets()])
+        logger.error("LLM provider error (provider %s, model %s): %s", config.provider, config.model, cause)
+        raise provider_failure(ErrorKind.PROVIDER_FAILED) from None

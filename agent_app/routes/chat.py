@@ -1,0 +1,140 @@
+"""``POST /api/agent/chat``: the HTTP edge of :func:`~agent_app.chat_handler.handle_chat`.
+
+Here, and only here, a request is bytes: access check, bounded body read, JSON parsing; then the same
+typed handler the page calls, and its :class:`~agent_app.errors.ChatError` kind turned into a status.
+The route never answers 500:
+
+=====  ==========================================================================================
+200    ``{content, toolCalls?, providerMetadata?}``
+400    body is not JSON (``NaN``/``Infinity`` are not), not ``{messages, context?}``, or a history no
+       provider accepts; the message names the fields, ``details`` lists them
+401    ``AGENT_API_TOKEN`` is set and the request lacks ``Authorization: Bearer <token>``
+403    no token is configured and the caller is not a direct loopback client, or is a browser page of
+       another site (see :mod:`agent_app.routes.access`)
+413    body larger than ``AGENT_MAX_BODY_BYTES``
+502    missing/invalid LLM or tool configuration (naming the setting), ``Unknown LLM provider: <name>``,
+       or ``{"error": "LLM provider error"}`` for any provider failure (cause logged, secrets removed)
+=====  ==========================================================================================
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from agent_app.chat_handler import handle_chat, known_secrets
+from agent_app.errors import ChatError, ErrorKind, provider_failure
+from agent_app.providers.base import describe_failure
+from agent_app.request_validation import parse_chat_request
+from agent_app.routes.access import authorize
+from agent_app.settings import read_int
+
+ROUTE_PATH = "/api/agent/chat"
+DEFAULT_MAX_BODY_BYTES = 2_000_000
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ApiResult:
+    """A response of the route: HTTP status, JSON body, extra headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of_error(cls, error: ChatError) -> ApiResult:
+        headers = {"WWW-Authenticate": "Bearer"} if error.kind is ErrorKind.UNAUTHORIZED else {}
+        return cls(error.status or 502, error.wire_body(), headers)
+
+
+def max_body_bytes() -> int:
+    """``AGENT_MAX_BODY_BYTES`` (default 2 MB); a :class:`ChatError` naming the setting when unparsable."""
+    try:
+        return read_int("AGENT_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)
+    except ValueError as exc:
+        raise ChatError(ErrorKind.INVALID_CONFIGURATION, str(exc)) from None
+
+
+def _too_large(limit: int) -> ChatError:
+    return ChatError(ErrorKind.REQUEST_TOO_LARGE, f"Request body too large: the limit is {limit} bytes")
+
+
+def handle_chat_body(body: bytes) -> ApiResult:
+    """The route for a request body already read: size limit, parsing, then the typed handler."""
+    try:
+        limit = max_body_bytes()
+        if len(body) > limit:
+            raise _too_large(limit)
+        response = handle_chat(parse_chat_request(body))
+    except ChatError as exc:
+        return ApiResult.of_error(exc)
+    except Exception as exc:  # noqa: BLE001 - the route's contract: a JSON status, never a 500
+        logger.error("agent route failed: %s", describe_failure(exc, known_secrets()))
+        return ApiResult.of_error(provider_failure(ErrorKind.PROVIDER_FAILED))
+    return ApiResult(200, response.to_wire())
+
+
+def _response(result: ApiResult) -> JSONResponse:
+    return JSONResponse(result.body, status_code=result.status, headers=result.headers or None)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, refusing early when ``Content-Length`` or the bytes actually streamed pass ``limit``."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            if int(declared) > limit:
+                raise _too_large(limit)
+        except ValueError:
+            raise ChatError(ErrorKind.INVALID_REQUEST, "Invalid request: Content-Length is not a number") from None
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > limit:
+                raise _too_large(limit)
+    except ClientDisconnect:
+        raise ChatError(
+            ErrorKind.INVALID_REQUEST, "Invalid request: the body could not be read (client disconnected)"
+        ) from None
+    return bytes(body)
+
+
+async def chat_endpoint(request: Request) -> JSONResponse:
+    """``POST /api/agent/chat`` over HTTP: access check, bounded body read, then the handler in a worker
+    thread (the SDK calls block)."""
+    try:
+        denied = authorize(request.headers, request.client.host if request.client else None)
+        if denied is not None:
+            raise denied
+        body = await _read_body(request, max_body_bytes())
+        return _response(await run_in_threadpool(handle_chat_body, body))
+    except ChatError as exc:
+        return _response(ApiResult.of_error(exc))
+    except Exception as exc:  # noqa: BLE001 - the last guard: a JSON error, never a traceback
+        logger.error("agent route failed: %s", describe_failure(exc, known_secrets()))
+        return _response(ApiResult.of_error(provider_failure(ErrorKind.PROVIDER_FAILED)))
+
+
+async def method_not_allowed_endpoint(request: Request) -> JSONResponse:
+    """Any other method on the route: a JSON ``405`` with ``Allow: POST``, like every other error of the
+    route (Starlette's own 405 is plain text)."""
+    return JSONResponse(
+        {"error": f"Method {request.method} not allowed: use POST"}, status_code=405, headers={"Allow": "POST"}
+    )
+
+
+def chat_routes() -> list[Route]:
+    """The route for ``st.App(..., routes=[...])``: ``POST`` served, every other method a JSON 405."""
+    return [
+        Route(ROUTE_PATH, chat_endpoint, methods=["POST"]),
+        Route(ROUTE_PATH, method_not_allowed_endpoint, methods=["GET", "PUT", "PATCH", "DELETE"]),
+    ]
