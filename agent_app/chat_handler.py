@@ -24,15 +24,9 @@ from agent_app.prompt import build_system_prompt
 from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
 from agent_app.request_validation import check_chat_request
-from agent_app.settings import read_str
 from agent_app.types import ChatRequest, ChatResponse, ToolSchema
 
 logger = logging.getLogger(__name__)
-
-
-def known_secrets() -> list[str]:
-    """The secrets a log line must never contain, whatever failed."""
-    return [value for value in (read_str("LLM_API_KEY"), read_str("AGENT_API_TOKEN")) if value]
 
 
 def current_tool_schemas() -> list[ToolSchema]:
@@ -52,7 +46,7 @@ def _configured_adapter() -> tuple[LLMConfig, ProviderAdapter]:
     except LLMConfigurationError as exc:
         raise ChatError(ErrorKind.INVALID_CONFIGURATION, str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - an SDK that cannot build its client is a provider failure
-        logger.warning("LLM provider error: cannot create the adapter: %s", describe_failure(exc, known_secrets()))
+        logger.warning("LLM provider error: cannot create the adapter: %s", describe_failure(exc))
         raise provider_failure(ErrorKind.PROVIDER_FAILED) from None
 
 
@@ -81,6 +75,7 @@ def handle_chat(request: ChatRequest, *, tool_schemas: Sequence[ToolSchema] | No
         logger.warning("LLM provider error (provider %s, model %s): %s", config.provider, config.model, exc)
         raise provider_failure(exc.kind) from None
     except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
-        cause = describe_failure(exc, [config.api_key, *known_secrets()])
-        logger.error("LLM provider error (provider %s, model %s): %s", config.provider, config.model, cause)
+        logger.error(
+            "LLM provider error (provider %s, model %s): %s", config.provider, config.model, describe_failure(exc)
+        )
         raise provider_failure(ErrorKind.PROVIDER_FAILED) from None

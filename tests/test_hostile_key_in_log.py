@@ -19,9 +19,9 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from agent_app.api import handle_chat_body
 from agent_app.log_redaction import REDACTED, redact
 from agent_app.providers import clear_adapter_cache
+from agent_app.routes.chat import handle_chat_body
 from tests.fake_llm import FakeLLMServer, Reply, error_reply, json_reply, raw_reply
 from tests.streamlit_server import run_streamlit
 
@@ -138,7 +138,7 @@ def test_every_secret_setting_and_key_shape_is_redacted_from_any_record(
     everything = [*configured.values(), *unconfigured]
     bearer = "opaque-" + _random(string.ascii_lowercase, 16)  # built at run time: a stack quotes source lines
     caplog.set_level(logging.DEBUG)
-    for logger_name in ("agent_app.api", "httpx", "openai._base_client", "google_genai.models", "streamlit"):
+    for logger_name in ("agent_app.routes.chat", "httpx", "openai._base_client", "google_genai.models", "streamlit"):
         logger = logging.getLogger(logger_name)
         logger.warning("as the message: %s", " ".join(everything))
         logger.warning("as an argument: %r", {"keys": everything})

@@ -11,7 +11,7 @@ the caller (the route answers a fixed text, the page words the kind).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from agent_app import log_redaction
 from agent_app.errors import ErrorKind
@@ -78,15 +78,9 @@ CUT_OFF_NOTE = "\n\n[The answer was cut off: the model reached its output length
 the text is worth showing, but never as if it were complete."""
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` without ``secrets``, the configured ones and anything shaped like a provider key: the same
-    step every log record passes (:mod:`agent_app.log_redaction`), for text that goes elsewhere."""
-    return log_redaction.redact(text, secrets)
-
-
-def describe_failure(exc: BaseException, secrets: Iterable[str]) -> str:
-    """A one-line, secret-free description of ``exc`` and its causes, for the server log."""
-    keys = list(secrets)
+def describe_failure(exc: BaseException) -> str:
+    """A one-line description of ``exc`` and its causes, for the server log, without the configured secrets
+    or key-shaped text (:mod:`agent_app.log_redaction` redacts the log record again in any case)."""
     parts: list[str] = []
     for current in _chain(exc)[:4]:
         status = getattr(current, "status_code", None) or getattr(current, "code", None)
@@ -96,4 +90,4 @@ def describe_failure(exc: BaseException, secrets: Iterable[str]) -> str:
             label += f" (code {code})"
         message = " ".join(str(current).split())[:300]
         parts.append(f"{label}: {message}" if message else label)
-    return redact(" <- ".join(parts), keys)
+    return log_redaction.redact(" <- ".join(parts))

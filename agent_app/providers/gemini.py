@@ -287,7 +287,7 @@ class GeminiAdapter(ProviderAdapter):
                     model=self.config.model, contents=contents, config=config
                 )
             except Exception as exc:  # every SDK, transport and parse failure is a provider error
-                raise ProviderError(describe_failure(exc, [self.config.api_key]), _kind(exc)) from exc
+                raise ProviderError(describe_failure(exc), _kind(exc)) from exc
             try:
                 return response_to_chat(response, taken)
             except MalformedTurnError as exc:

@@ -258,7 +258,7 @@ class OpenAICompatibleAdapter(ProviderAdapter):
         return completion_to_response(completion, history_call_ids(messages))
 
     def _cause(self, exc: Exception) -> str:
-        cause = describe_failure(exc, [self.config.api_key])
+        cause = describe_failure(exc)
         if isinstance(exc, openai.NotFoundError):  # the usual local-server mistake, worth a hint in the log
             cause += " (check LLM_BASE_URL, which usually ends in /v1, and LLM_MODEL)"
         return cause

@@ -28,7 +28,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from agent_app.chat_handler import handle_chat, known_secrets
+from agent_app.chat_handler import handle_chat
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.providers.base import describe_failure
 from agent_app.request_validation import parse_chat_request
@@ -77,7 +77,7 @@ def handle_chat_body(body: bytes) -> ApiResult:
     except ChatError as exc:
         return ApiResult.of_error(exc)
     except Exception as exc:  # noqa: BLE001 - the route's contract: a JSON status, never a 500
-        logger.error("agent route failed: %s", describe_failure(exc, known_secrets()))
+        logger.error("agent route failed: %s", describe_failure(exc))
         return ApiResult.of_error(provider_failure(ErrorKind.PROVIDER_FAILED))
     return ApiResult(200, response.to_wire())
 
@@ -120,7 +120,7 @@ async def chat_endpoint(request: Request) -> JSONResponse:
     except ChatError as exc:
         return _response(ApiResult.of_error(exc))
     except Exception as exc:  # noqa: BLE001 - the last guard: a JSON error, never a traceback
-        logger.error("agent route failed: %s", describe_failure(exc, known_secrets()))
+        logger.error("agent route failed: %s", describe_failure(exc))
         return _response(ApiResult.of_error(provider_failure(ErrorKind.PROVIDER_FAILED)))
 
 
