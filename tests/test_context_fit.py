@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from agent_app.api import conversation_problems
 from agent_app.context_budget import (
     DEFAULT_WINDOW_TOKENS,
     ContextBudget,
@@ -16,6 +15,7 @@ from agent_app.context_budget import (
 )
 from agent_app.context_fit import STUB_PREFIX, ContextTooLargeError, fit_history, retry_scale
 from agent_app.prompt import build_system_prompt
+from agent_app.request_validation import conversation_problems
 from agent_app.types import ChatMessage, ContextReport, TokenUsage, ToolCall, ToolResult
 from tests.long_conversations import ASSET, CONTEXT, chat_turn, long_conversation, page_turn
 
