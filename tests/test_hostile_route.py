@@ -318,6 +318,51 @@ def test_same_origin_and_plain_clients_are_served(
     assert response.status_code == 200, response.text
 
 
+PROXY_HEADERS = (
+    "Forwarded",
+    "X-Forwarded-For",
+    "X-Forwarded-Host",
+    "X-Forwarded-Proto",
+    "X-Forwarded-Port",
+    "X-Forwarded-Server",
+    "X-Forwarded-Prefix",
+    "Via",
+    "X-Real-IP",
+    "CF-Connecting-IP",
+    "True-Client-IP",
+    "X-Client-IP",
+    "X-Original-Forwarded-For",
+    "Fastly-Client-IP",
+    "X-Cluster-Client-IP",
+    "X-Azure-ClientIP",
+)
+
+
+@pytest.mark.parametrize("header", PROXY_HEADERS)
+def test_a_proxy_header_makes_a_loopback_request_remote(
+    http: TestClient, openai_llm: FakeLLMServer, header: str
+) -> None:
+    """A proxy on this machine connects from loopback; the header it adds says the client is elsewhere."""
+    for spelling in (header, header.lower()):
+        response = http.post(ROUTE_PATH, content=_body({"messages": [_user()]}), headers={spelling: "203.0.113.7"})
+        assert response.status_code == 403, (spelling, response.text)
+        assert "AGENT_API_TOKEN" in response.json()["error"]
+    assert openai_llm.chat.requests == []
+
+
+def test_ordinary_client_headers_are_not_proxy_headers(http: TestClient, openai_llm: FakeLLMServer) -> None:
+    headers = {
+        "User-Agent": "curl/8.5.0",
+        "Accept": "application/json",
+        "Accept-Encoding": "gzip",
+        "Content-Type": "application/json",
+        "Connection": "keep-alive",
+        "X-Request-Id": "abc",
+        "Cache-Control": "no-cache",
+    }
+    assert http.post(ROUTE_PATH, content=_body({"messages": [_user()]}), headers=headers).status_code == 200
+
+
 def test_loopback_in_every_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENT_API_TOKEN", raising=False)
     for host in ("127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1", "::1%lo"):

@@ -17,7 +17,10 @@ from urllib.parse import urlsplit
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.settings import read_str
 
-FORWARDING_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip")
+PROXY_HEADER_ENDINGS = ("-ip", "clientip")
+"""A header name ending so (``X-Real-IP``, ``CF-Connecting-IP``, ``True-Client-IP``, ``X-Client-IP``,
+``Fastly-Client-IP``, ``X-Cluster-Client-IP``, ``X-Azure-ClientIP``...) names the client a proxy or CDN
+saw: no client of ours sends one."""
 
 
 def is_loopback(host: str | None) -> bool:
@@ -34,9 +37,18 @@ def is_loopback(host: str | None) -> bool:
     return address.is_loopback
 
 
-def is_proxied(lowered: Mapping[str, str]) -> bool:
-    """Whether a header a proxy adds to say "this came from elsewhere" is present."""
-    return any(name in lowered for name in FORWARDING_HEADERS)
+def is_proxy_header(name: str) -> bool:
+    """Whether ``name`` is a header a proxy adds to say "this came from elsewhere": ``Via``, any name containing
+    ``forwarded`` (``Forwarded``, every ``X-Forwarded-*``, ``X-Original-Forwarded-For``), or any name ending
+    in ``-ip`` or ``clientip`` (:data:`PROXY_HEADER_ENDINGS`)."""
+    lowered = name.strip().lower()
+    return lowered == "via" or "forwarded" in lowered or lowered.endswith(PROXY_HEADER_ENDINGS)
+
+
+def is_proxied(headers: Mapping[str, str]) -> bool:
+    """Whether the request came through a proxy: it carries a header :func:`is_proxy_header` recognizes.
+    Loopback is then the proxy's address, not the client's."""
+    return any(is_proxy_header(name) for name in headers)
 
 
 def _is_loopback_name(host: str) -> bool:
