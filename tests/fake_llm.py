@@ -56,6 +56,14 @@ string to send malformed JSON), :func:`gemini_text`, :func:`gemini_function_call
 :func:`delayed`; :func:`openai_faults` names the usual fault matrix. A
 queue item is a :class:`Reply` or a callable ``(RecordedRequest) -> Reply``.
 
+Context limits — ``server.chat.context_limit = 16_000`` (or ``server.gemini.context_limit``) makes the endpoint
+count each request's input tokens (:func:`count_openai_input` / :func:`count_gemini_input`: a GPT-style
+pre-tokenizer, about one token per word or number group and per punctuation run, so a different count from
+the app's estimate, like a real server's) and refuse a request over the limit exactly as the real API does
+(:func:`openai_context_exceeded`, :func:`gemini_context_exceeded`) without using up a queued reply. The
+count is recorded as ``RecordedRequest.input_tokens`` and reported as the answer's usage
+(``prompt_tokens`` / ``promptTokenCount``).
+
 Recording — every request is appended to ``server.requests`` and to its endpoint's ``.requests`` as a
 :class:`RecordedRequest` (``method``, ``path``, ``query``, ``headers`` with lower-case names, raw ``body``,
 parsed ``json`` or ``None``, multipart ``form`` fields and ``files``, the ``endpoint`` name and, for Gemini,
@@ -74,6 +82,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import re
 import threading
 import time
 import uuid
@@ -139,6 +148,8 @@ class RecordedRequest:
     """The client closed the connection before the stream's end (a stopped run, a cancelled read)."""
     answered: threading.Event = field(default_factory=threading.Event)
     """Set once the server is done with the request (the whole answer sent, cut or abandoned)."""
+    input_tokens: int | None = None
+    """Counted by an endpoint with a ``context_limit`` (``None`` otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -432,6 +443,100 @@ def openai_faults() -> dict[str, Reply]:
     }
 
 
+# --- Context limits ---------------------------------------------------------------------------
+
+_PRE_TOKEN = re.compile(r"'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+")
+"""GPT-4's pre-tokenizer, approximately: a real tokenizer makes at least one token of each of these pieces."""
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` the way a BPE server counts common words: one per pre-token."""
+    return len(_PRE_TOKEN.findall(text))
+
+
+def _json_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def count_openai_input(body: dict[str, Any]) -> int:
+    """A chat completion's input tokens: 3 to prime the answer, 4 per message plus its text, calls and
+    results, and the tools' JSON (OpenAI's own accounting, with :func:`count_tokens` for the tokenizer)."""
+    total = 3 + (count_tokens(json.dumps(body["tools"])) if body.get("tools") else 0)
+    for message in body.get("messages") or []:
+        total += 4
+        content = message.get("content")
+        if isinstance(content, list):
+            content = " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+        total += count_tokens(content or "")
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            total += 4 + count_tokens(str(function.get("name", ""))) + count_tokens(str(function.get("arguments", "")))
+    return total
+
+
+def count_gemini_input(body: dict[str, Any]) -> int:
+    """A ``generateContent`` request's input tokens: text, function calls and responses of every part of
+    ``contents`` and ``systemInstruction``, and the tools' JSON."""
+    contents = list(body.get("contents") or [])
+    if isinstance(body.get("systemInstruction"), dict):
+        contents.append(body["systemInstruction"])
+    total = count_tokens(json.dumps(body["tools"])) if body.get("tools") else 0
+    for content in contents:
+        total += 4
+        for part in content.get("parts") or []:
+            for key in ("text", "functionCall", "functionResponse"):
+                if key in part:
+                    total += count_tokens(_json_text(part[key]))
+    return total
+
+
+def openai_context_exceeded(limit: int, counted: int) -> Reply:
+    """OpenAI's answer to a chat completion over the model's window (400, ``context_length_exceeded``)."""
+    return _json_reply(
+        {
+            "error": {
+                "message": f"This model's maximum context length is {limit} tokens. However, your messages "
+                f"resulted in {counted} tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+        status=400,
+    )
+
+
+def gemini_context_exceeded(limit: int, counted: int) -> Reply:
+    """Gemini's answer to a request over the model's input limit (400 ``INVALID_ARGUMENT``)."""
+    return _json_reply(
+        {
+            "error": {
+                "code": 400,
+                "message": f"The input token count ({counted}) exceeds the maximum number of tokens allowed ({limit}).",
+                "status": "INVALID_ARGUMENT",
+            }
+        },
+        status=400,
+    )
+
+
+def _with_usage(reply: Reply, counted: int) -> Reply:
+    """``reply`` reporting ``counted`` input tokens, when it is a JSON answer with usage."""
+    try:
+        payload = json.loads(reply.body) if reply.status == 200 and reply.body else None
+    except ValueError:
+        return reply
+    if not isinstance(payload, dict):
+        return reply
+    if isinstance(payload.get("usage"), dict):
+        payload["usage"]["prompt_tokens"] = counted
+    elif isinstance(payload.get("usageMetadata"), dict):
+        payload["usageMetadata"]["promptTokenCount"] = counted
+    else:
+        return reply
+    return dataclasses.replace(reply, body=json.dumps(payload).encode())
+
+
 # --- Server -----------------------------------------------------------------------------------
 
 
@@ -444,6 +549,8 @@ class EndpointScript:
         self.default: ReplySource = default
         self._queue: deque[ReplySource] = deque()
         self.requests: list[RecordedRequest] = []
+        self.context_limit: int | None = None
+        """Input tokens above which a request is refused as the real API refuses it (``None``: no limit)."""
         self._lock = threading.Lock()
 
     def push(self, *replies: ReplySource) -> None:
@@ -468,12 +575,27 @@ class EndpointScript:
             self._queue.clear()
             self.requests.clear()
             self.default = self._initial_default
+            self.context_limit = None
 
     def next_reply(self, request: RecordedRequest) -> Reply:
+        refusal = self._over_limit(request)
         with self._lock:
             self.requests.append(request)
+            if refusal is not None:  # refused before any answer is made: the queued reply waits
+                return refusal
             source = self._queue.popleft() if self._queue else self.default
-        return source if isinstance(source, Reply) else source(request)
+        reply = source if isinstance(source, Reply) else source(request)
+        return _with_usage(reply, request.input_tokens) if request.input_tokens is not None else reply
+
+    def _over_limit(self, request: RecordedRequest) -> Reply | None:
+        limit = self.context_limit
+        if limit is None or not isinstance(request.json, dict) or self.name == TRANSCRIPTION:
+            return None
+        gemini = self.name == GEMINI
+        request.input_tokens = (count_gemini_input if gemini else count_openai_input)(request.json)
+        if request.input_tokens <= limit:
+            return None
+        return (gemini_context_exceeded if gemini else openai_context_exceeded)(limit, request.input_tokens)
 
 
 def _parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, str], dict[str, UploadedFile]]:

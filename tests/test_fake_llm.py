@@ -118,3 +118,30 @@ def test_unknown_paths_answer_404_and_are_recorded(fake_llm: FakeLLMServer) -> N
     assert fake_llm.requests[-1].path == "/nowhere" and fake_llm.requests[-1].json == {"a": 1}
     fake_llm.reset()
     assert fake_llm.requests == []
+
+
+def test_a_context_limit_refuses_openai_requests_as_openai_does(fake_llm: FakeLLMServer) -> None:
+    client = _openai(fake_llm)
+    fake_llm.chat.context_limit = 50
+    fake_llm.chat.push(openai_text("answer"))
+    short: list[openai.types.chat.ChatCompletionMessageParam] = [{"role": "user", "content": "hi there"}]
+    long: list[openai.types.chat.ChatCompletionMessageParam] = [{"role": "user", "content": "word " * 60}]
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.chat.completions.create(model="m", messages=long)
+    assert refused.value.status_code == 400 and refused.value.code == "context_length_exceeded"
+    assert refused.value.param == "messages" and refused.value.type == "invalid_request_error"
+    assert "maximum context length is 50 tokens. However, your messages resulted in 68 tokens" in str(refused.value)
+    answer = client.chat.completions.create(model="m", messages=short)  # the queued reply was kept for it
+    assert answer.choices[0].message.content == "answer"
+    assert answer.usage is not None and answer.usage.prompt_tokens == fake_llm.chat.last.input_tokens == 9
+
+
+def test_a_context_limit_refuses_gemini_requests_as_gemini_does(fake_llm: FakeLLMServer) -> None:
+    client = genai.Client(api_key="k", http_options=gtypes.HttpOptions(base_url=fake_llm.gemini_base_url))
+    fake_llm.gemini.context_limit = 50
+    with pytest.raises(genai.errors.ClientError) as refused:
+        client.models.generate_content(model="gemini-2.5-flash", contents="word " * 60)
+    assert refused.value.code == 400 and refused.value.status == "INVALID_ARGUMENT"
+    assert refused.value.message == "The input token count (65) exceeds the maximum number of tokens allowed (50)."
+    answer = client.models.generate_content(model="gemini-2.5-flash", contents="hi there")
+    assert answer.usage_metadata is not None and answer.usage_metadata.prompt_token_count == 6
