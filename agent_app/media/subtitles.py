@@ -7,6 +7,7 @@ sanitized: a blank line would end a cue early, and in WebVTT ``-->`` and ``<``/`
 
 from __future__ import annotations
 
+from agent_app.clock import clock_text
 from agent_app.media.transcript import Transcript, TranscriptSegment
 
 _MIN_CUE_MS = 1
@@ -14,10 +15,7 @@ _MIN_CUE_MS = 1
 
 
 def _timestamp(ms: int, separator: str) -> str:
-    hours, rest = divmod(max(0, ms), 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    seconds, millis = divmod(rest, 1000)
-    return f"{hours:02d}:{minutes:02d}:{seconds:02d}{separator}{millis:03d}"
+    return clock_text(ms, millis=separator, hour_digits=2)
 
 
 def _cues(transcript: Transcript) -> list[TranscriptSegment]:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from agent_app.clock import clock_text
 from agent_app.media.audio import AudioSource
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
 from agent_app.media.backends.config import create_backend
@@ -176,10 +177,10 @@ def _damage_notes(audio: AudioSource) -> list[str]:
     words around the damage (more useful than nothing), but never passes as complete."""
     notes = []
     if audio.damaged_at_ms:
-        places = ", ".join(_clock(ms) for ms in sorted(set(audio.damaged_at_ms))[:5])
+        places = ", ".join(clock_text(ms) for ms in sorted(set(audio.damaged_at_ms))[:5])
         notes.append(f"Part of the audio is damaged and could not be decoded (near {places}); words there are missing.")
     if audio.holes_ms:
-        places = ", ".join(f"{_clock(a)}–{_clock(b)}" for a, b in audio.holes_ms[:5])
+        places = ", ".join(f"{clock_text(a)}–{clock_text(b)}" for a, b in audio.holes_ms[:5])
         notes.append(f"The audio has gaps ({places}); they are treated as silence.")
     return notes
 
@@ -196,15 +197,6 @@ def _merge(segments: list[TranscriptSegment], limit: int) -> list[TranscriptSegm
             TranscriptSegment(start_ms=group[0].start_ms, end_ms=group[-1].end_ms, text=" ".join(s.text for s in group))
         )
     return merged
-
-
-def _clock(ms: int) -> str:
-    seconds = ms // 1000
-    return (
-        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-        if seconds >= 3600
-        else (f"{seconds // 60}:{seconds % 60:02d}")
-    )
 
 
 def tool_result(
@@ -235,8 +227,8 @@ def tool_result(
         resume = segments[len(kept)].start_ms
         result["truncated"] = True
         result["note"] = (
-            f"Transcript cut at {_clock(resume)} of {_clock(transcript.duration_ms)} to fit; the page's transcript "
-            f"panel has all of it. Call transcribe_video with startMs={resume} to read on."
+            f"Transcript cut at {clock_text(resume)} of {clock_text(transcript.duration_ms)} to fit; the page's "
+            f"transcript panel has all of it. Call transcribe_video with startMs={resume} to read on."
         )
     elif len(segments) < len(transcript.segments):
         result["note"] = "Neighbouring segments were merged to keep the result short."

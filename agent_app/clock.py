@@ -1,0 +1,18 @@
+"""Media times as people read them: one formatter for the page, the prompt, tool notes and subtitles."""
+
+from __future__ import annotations
+
+
+def clock_text(ms: int, *, millis: str | None = None, hour_digits: int = 1) -> str:
+    """``83_000`` → ``"1:23"``, ``3_723_000`` → ``"1:02:03"`` (hours only when there are any).
+
+    ``millis`` adds the milliseconds after that separator (``"1:23.456"``); ``hour_digits=2`` always
+    writes zero-padded hours, as SubRip and WebVTT require (``"00:01:23,456"``). Negative times read as 0.
+    """
+    hours, rest = divmod(max(0, int(ms)), 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds, fraction = divmod(rest, 1000)
+    text = f"{minutes:02d}:{seconds:02d}" if hours or hour_digits > 1 else f"{minutes}:{seconds:02d}"
+    if hours or hour_digits > 1:
+        text = f"{hours:0{hour_digits}d}:{text}"
+    return f"{text}{millis}{fraction:03d}" if millis is not None else text
