@@ -13,9 +13,10 @@ line and cannot add a heading or a rule of its own; overlong names are cut. The 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
+from agent_app.clock import clock_text
+from agent_app.invisible_chars import escape_invisible
 from agent_app.types import AgentContext, MediaAsset, ToolSchema
 
 ROLE = (
@@ -33,17 +34,6 @@ MAX_LISTED_ASSETS = 200
 
 MAX_QUOTED_CHARS = 200
 """Longest id or name put in the prompt; longer ones are cut with an ellipsis."""
-
-_INVISIBLE = re.compile("[\u0080-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
-"""Characters ``json.dumps(ensure_ascii=False)`` leaves raw that break lines or reorder/hide text: among
-them the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069) that make text read in
-another order than it is written."""
-
-
-def escape_invisible(text: str) -> str:
-    """``text`` with each invisible or direction-changing character written as its ``\\uXXXX`` escape:
-    the model reads the characters that are there, in the order they are stored."""
-    return _INVISIBLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def escape_invisible_in(data: object) -> object:
@@ -67,14 +57,7 @@ def quote(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
 
 def format_ms(ms: int | None) -> str:
     """``m:ss.mmm`` (or ``h:mm:ss.mmm``) for a duration or position; ``unknown`` for ``None``."""
-    if ms is None:
-        return "unknown"
-    hours, rest = divmod(max(ms, 0), 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    seconds, millis = divmod(rest, 1000)
-    if hours:
-        return f"{hours}:{minutes:02d}:{seconds:02d}.{millis:03d}"
-    return f"{minutes}:{seconds:02d}.{millis:03d}"
+    return "unknown" if ms is None else clock_text(ms, millis=".")
 
 
 def _asset_line(asset: MediaAsset, active_id: str | None) -> str:

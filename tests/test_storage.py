@@ -307,3 +307,5 @@ def test_names_lose_invisible_and_direction_changing_characters(storage: SqliteS
     assert asset.name == "harbourgnp.mp4"
     project = storage.create_project("Bad\u200b\u2066 name\x07")
     assert project.name == "Bad name"
+    hidden = "\u0085\u00ad\u061c\u200e\u2028\u2069\u206a\ufeff"  # C1, soft hyphen, marks, separators, isolates
+    assert storage.create_project(f"Sc{hidden}ene").name == "Scene"

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import re
+from agent_app.invisible_chars import strip_invisible
 
 MAX_NAME_LENGTH = 200
 TITLE_LENGTH = 80
-
-_INVISIBLE = re.compile("[\u0000-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-"""Control, zero-width and bidirectional-override characters: ``clip\u202egnp.mp4`` would *show* as
-``clip4pm.png``; a name is shown as the characters it has."""
 
 
 def clean_name(name: str, fallback: str) -> str:
     """A display name: invisible and direction-changing characters removed, whitespace collapsed,
     bounded length, ``fallback`` when blank."""
-    collapsed = " ".join(_INVISIBLE.sub("", name).split())
+    collapsed = " ".join(strip_invisible(name).split())
     return collapsed[:MAX_NAME_LENGTH] or fallback
 
 
