@@ -3,6 +3,7 @@ and readers that turn the element tree into plain strings to assert on."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page_script.py"
 LLM_SETTINGS = ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL")
 RUN_TIMEOUT = 60.0
+
+_MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def shown(markdown: str) -> str:
+    """What a reader sees of Markdown source: backslash escapes of punctuation show as the character."""
+    return _MARKDOWN_ESCAPE.sub(r"\1", markdown)
 
 
 def configure_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path, fake_llm: FakeLLMServer | None) -> None:
@@ -50,16 +58,16 @@ def send(at: AppTest, text: str) -> AppTest:
 def bubbles(at: AppTest) -> list[tuple[str, str]]:
     """Each chat bubble as ``(role, its markdown joined)``."""
     return [
-        (message.name, "\n".join(str(markdown.value) for markdown in message.markdown))
+        (message.name, "\n".join(shown(str(markdown.value)) for markdown in message.markdown))
         for message in at.main.chat_message
     ]
 
 
 def card_labels(at: AppTest) -> list[str]:
-    """The labels of the tool cards (expanders inside chat bubbles)."""
-    return [expander.label for message in at.main.chat_message for expander in message.expander]
+    """The labels of the tool cards (expanders inside chat bubbles), as shown."""
+    return [shown(expander.label) for message in at.main.chat_message for expander in message.expander]
 
 
 def texts(elements: object) -> list[str]:
-    """``.value`` of each element of an element list, as strings."""
-    return [str(element.value) for element in elements]  # type: ignore[attr-defined]
+    """``.value`` of each element of an element list, as shown (Markdown escapes removed)."""
+    return [shown(str(element.value)) for element in elements]  # type: ignore[attr-defined]

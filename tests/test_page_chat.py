@@ -14,6 +14,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
 from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT
 from agent_app.ui.conversation_locks import conversation_lock
+from agent_app.ui.formatting import escape_markdown
 from tests.fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
@@ -25,7 +26,7 @@ from tests.fake_llm import (
     transcription_reply,
 )
 from tests.media_samples import make_video
-from tests.page_support import bubbles, card_labels, configure_env, new_page, send, texts
+from tests.page_support import bubbles, card_labels, configure_env, new_page, send, shown, texts
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_failed_tool_shows_the_error_in_its_card(data_dir: Path, fake_llm: FakeL
     labels = card_labels(at)
     assert len(labels) == 1 and "failed" in labels[0]
     card = at.main.chat_message[1].expander[0]
-    assert card.error and "no-such-asset" in str(card.error[0].value)
+    assert card.error and "no-such-asset" in shown(str(card.error[0].value))
     assert "I could not find that clip." in bubbles(at)[1][1]
 
 
@@ -383,7 +384,7 @@ def test_tool_error_quoting_the_model_is_shown_literally(data_dir: Path, fake_ll
     )
     at = send(new_page(), "Transcribe it")
     error = str(at.main.chat_message[1].expander[0].error[0].value)
-    assert "!\\[x\\](http://198.51.100.7/p.png)" in error and hostile not in error
+    assert escape_markdown(hostile) in error and hostile not in error
 
 
 def test_a_run_going_on_in_another_tab_is_not_called_interrupted(data_dir: Path, fake_llm: FakeLLMServer) -> None:

@@ -6,6 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import assume, given
+from hypothesis.strategies import characters as st_characters
+from hypothesis.strategies import sampled_from as st_sampled_from
+from hypothesis.strategies import text as st_text
+from markdown_it import MarkdownIt
 from streamlit.runtime.scriptrunner import RerunData, RerunException
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Progress
@@ -49,7 +54,7 @@ def test_live_status_names_the_running_tool_and_its_progress() -> None:
     assert status.label == "Running transcribe_video…"
     assert status.state == "running"
     assert status.proto.expanded  # open while it runs
-    assert "Calling **transcribe_video**" in status.markdown[0].value
+    assert "Calling **transcribe\\_video**" in status.markdown[0].value
     bars = [(p.value, p.proto.text) for p in status.get("progress") if isinstance(p, Progress)]
     assert bars == [(50, "transcribe_video: Transcribing 1/2")]
 
@@ -60,7 +65,7 @@ def test_live_status_completes_and_drops_the_progress_bar() -> None:
     assert status.label == "Done"
     assert status.state == "complete"
     assert not status.proto.expanded
-    assert "transcribe_video finished in 0.9 s" in status.markdown[1].value
+    assert "transcribe\\_video finished in 0\\.9 s" in status.markdown[1].value
     assert not status.get("progress")
 
 
@@ -111,9 +116,9 @@ def test_card_label_says_how_a_call_ended() -> None:
     call = ToolCall(id="c1", name="transcribe_video", args={})
     done = ToolResult(tool_call_id="c1", name="transcribe_video", result={}, duration_ms=2400)
     failed = ToolResult(tool_call_id="c1", name="transcribe_video", error="boom", duration_ms=12)
-    assert card_label(call, done) == "**transcribe_video** · done · 2.4 s"
-    assert card_label(call, failed) == "**transcribe_video** · failed · 12 ms"
-    assert card_label(call, None) == "**transcribe_video** · no result"
+    assert card_label(call, done) == "**transcribe\\_video** · done · 2.4 s"
+    assert card_label(call, failed) == "**transcribe\\_video** · failed · 12 ms"
+    assert card_label(call, None) == "**transcribe\\_video** · no result"
 
 
 def test_formats() -> None:
@@ -139,9 +144,26 @@ def test_unfinished_calls_and_unanswered_conversations() -> None:
     assert not is_unanswered([])
 
 
-def test_escape_markdown_keeps_names_literal() -> None:
-    assert escape_markdown("clip_1 (final).mp4") == "clip_1 (final).mp4"
-    assert escape_markdown("![x](http://e) *b* `c` $m$ <i>") == "!\\[x\\](http://e) \\*b\\* \\`c\\` \\$m\\$ \\<i\\>"
+_MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def _as_html_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+@given(st_text(alphabet=st_characters(min_codepoint=32, max_codepoint=126) | st_sampled_from("éü中"), min_size=1))
+def test_escaped_names_render_as_exactly_their_characters(name: str) -> None:
+    """An independent CommonMark parser (with GitHub's tables and strikethrough) shows the escaped name as
+    one paragraph of plain text: no emphasis, link, image, code, heading, list, table, HTML or entity."""
+    name = name.strip()
+    assume(name)
+    assert _MARKDOWN.render(escape_markdown(name)) == f"<p>{_as_html_text(name)}</p>\n"
+
+
+def test_escape_markdown_escapes_what_streamlit_adds() -> None:
+    """``$…$`` is LaTeX and ``:red[…]`` colour in Streamlit's Markdown (not CommonMark): both are escaped."""
+    assert escape_markdown("$x$ :red[y] :smile:") == "\\$x\\$ \\:red\\[y\\] \\:smile\\:"
+    assert escape_markdown("# clip_1 (final).mp4") == "\\# clip\\_1 \\(final\\)\\.mp4"
 
 
 class _YieldingState(dict[str, Any]):

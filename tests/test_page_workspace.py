@@ -10,6 +10,7 @@ import pytest
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from agent_app.ui.chat_history import PAGE_SIZE
+from agent_app.ui.formatting import escape_markdown
 from tests.fake_llm import FakeLLMServer, openai_text, transcription_reply
 from tests.media_samples import make_video, make_wav
 from tests.page_support import bubbles, configure_env, new_page, send, texts
@@ -188,8 +189,8 @@ def test_transcript_segment_click_moves_the_playhead(
 def test_file_names_are_shown_literally(data_dir: Path, clip: bytes) -> None:
     at = new_page()
     at.sidebar.file_uploader[0].upload("![pic](x) *loud* <b>.mp4", clip, "video/mp4").run()
-    listed = "\n".join(texts(at.sidebar.markdown))
-    assert "**!\\[pic\\](x) \\*loud\\* \\<b\\>.mp4**" in listed
+    listed = "\n".join(str(markdown.value) for markdown in at.sidebar.markdown)
+    assert f"**{escape_markdown('![pic](x) *loud* <b>.mp4')}**" in listed
 
 
 def test_unusable_data_directory_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,10 +235,12 @@ def test_media_buttons_have_words_and_names_stay_literal(data_dir: Path, clip: b
     )
     assert (play.label, remove.label) == ("Play", "Remove")
     assert play.disabled and not remove.disabled  # this file is in the player already
-    assert remove.help == "Remove \\*clip\\*.mp4 from the project"
+    assert remove.help == f"Remove {escape_markdown('*clip*.mp4')} from the project"
     at.sidebar.text_input(key="sidebar_new_scene").input("**Intro** ![x](https://example.com/x.png)")
     at.sidebar.button(key="sidebar_add_scene").click().run()
-    assert at.sidebar.radio(key="sidebar_scene").options == ["\\*\\*Intro\\*\\* !\\[x\\](https://example.com/x.png)"]
+    assert at.sidebar.radio(key="sidebar_scene").options == [
+        escape_markdown("**Intro** ![x](https://example.com/x.png)")
+    ]
 
 
 def test_rename_project(data_dir: Path) -> None:

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from agent_app.media.transcript import Transcript, TranscriptSegment
 from agent_app.types import MediaAsset
+from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.transcript_panel import transcript_exports
 from tests.media_factory import SENTENCES, silent_mp4, speech_mp4, speech_track, write_audio_file
 from tests.transcribe_support import new_workspace
@@ -90,7 +91,11 @@ def test_a_failing_transcription_shows_the_reason(tmp_path: Path) -> None:
     app.run()
     app.button(key=f"transcript_{asset.id}_run").click().run()
     assert not app.exception
-    assert len(app.error) == 1 and "no audio stream" in app.error[0].value and "Screen.mp4" in app.error[0].value
+    assert (
+        len(app.error) == 1
+        and "no audio stream" in app.error[0].value
+        and escape_markdown("Screen.mp4") in app.error[0].value
+    )
     assert len(app.download_button) == 0
 
 
@@ -153,7 +158,7 @@ def test_a_tool_error_quoting_a_file_name_is_shown_literally(tmp_path: Path) -> 
     assert not app.exception and len(app.error) == 1
     error = str(app.error[0].value)
     assert "no audio stream" in error
-    assert "!\\[x\\](p.png) \\*\\*loud\\*\\*" in error and name not in error
+    assert escape_markdown(name) in error and name not in error
 
 
 def test_transcript_notes_are_shown_literally(tmp_path: Path) -> None:
@@ -162,7 +167,7 @@ def test_transcript_notes_are_shown_literally(tmp_path: Path) -> None:
     app.run()
     assert not app.exception and len(app.warning) == 1
     warning = str(app.warning[0].value)
-    assert "!\\[x\\](http://198.51.100.7/p.png)" in warning and HOSTILE not in warning
+    assert escape_markdown(HOSTILE) in warning and HOSTILE not in warning
 
 
 def _parent_of(node: Any, key: str) -> Any:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*\[\]<>$~|])")
-"""What can turn a name into a link, an image, emphasis, code, LaTeX or a table: escaped. Characters that
-only matter at the start of a line (``#``, ``-``) or between words (``_``) are left alone: names are
-shown mid-line, and ``clip_1 (final).mp4`` should read as typed."""
+from agent_app.clock import clock_text
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~&:])")
+"""Every ASCII character Markdown, GitHub's extensions or Streamlit give a meaning (links, images, emphasis,
+code, headings, lists, tables, LaTeX, strikethrough, HTML, entities, ``:colour[…]`` and ``:emoji:``):
+backslash-escaped, which Markdown shows as the character itself, so ``clip_1 (final).mp4`` reads as typed."""
 
 
 def escape_markdown(text: str) -> str:
@@ -23,12 +25,7 @@ def count_of(count: int, noun: str) -> str:
 
 def format_duration(milliseconds: int | None) -> str:
     """``83_000`` -> ``"1:23"``, ``3_723_000`` -> ``"1:02:03"``; ``None`` -> ``"–"`` (unknown)."""
-    if milliseconds is None:
-        return "–"
-    seconds = max(0, int(milliseconds)) // 1000
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+    return "–" if milliseconds is None else clock_text(milliseconds)
 
 
 def format_size(size_bytes: int | None) -> str:

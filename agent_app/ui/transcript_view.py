@@ -16,18 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_app.media.transcript import TranscriptSegment
-from agent_app.ui.formatting import format_duration
+from agent_app.ui.formatting import escape_markdown, format_duration
 
 SEGMENTS_PER_PAGE = 40
 """Each segment is a button; a few dozen per page keep reruns fast on an hour-long transcript."""
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~:])")
 _WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def escape_speech(text: str) -> str:
-    """Transcribed speech shown as text, never interpreted as Markdown, HTML, LaTeX or a colour directive."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
 
 
 def _fold(text: str) -> str:
@@ -63,7 +57,7 @@ def matching_indexes(segments: Sequence[TranscriptSegment], words: Sequence[str]
 def highlighted(text: str, words: Sequence[str]) -> str:
     """``text`` escaped for Markdown, with each occurrence of a search word on a highlight."""
     if not words:
-        return escape_speech(text)
+        return escape_markdown(text)
     folded = _fold(text)
     spans: list[tuple[int, int]] = []
     for word in words:
@@ -77,10 +71,10 @@ def highlighted(text: str, words: Sequence[str]) -> str:
     parts: list[str] = []
     position = 0
     for start, end in merged:
-        parts.append(escape_speech(text[position:start]))
-        parts.append(f":orange-background[{escape_speech(text[start:end])}]")
+        parts.append(escape_markdown(text[position:start]))
+        parts.append(f":orange-background[{escape_markdown(text[start:end])}]")
         position = end
-    parts.append(escape_speech(text[position:]))
+    parts.append(escape_markdown(text[position:]))
     return "".join(parts)
 
 
