@@ -12,7 +12,6 @@ which makes the cache safe to share between Streamlit's script threads.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import threading
@@ -22,11 +21,11 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_app.file_hash import sha256_of
 from agent_app.media.transcript import Transcript, TranscriptSegment
 from agent_app.types import ToolEnvironment
 
 DB_FILENAME = "transcripts.sqlite3"
-_HASH_BLOCK = 1 << 20
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS transcripts (
@@ -80,20 +79,6 @@ class CacheKey:
         return (self.content_hash, self.backend, self.model, (self.language or "").lower(), self.start_ms, end)
 
 
-def sha256_file(path: Path, on_progress: Callable[[float], None] | None = None) -> str:
-    """The file's SHA-256, read in 1 MB blocks (never the whole file in memory)."""
-    size = max(1, path.stat().st_size)
-    digest = hashlib.sha256()
-    done = 0
-    with path.open("rb") as handle:
-        while block := handle.read(_HASH_BLOCK):
-            digest.update(block)
-            done += len(block)
-            if on_progress is not None:
-                on_progress(min(1.0, done / size))
-    return digest.hexdigest()
-
-
 class TranscriptCache:
     """The transcript store of one data directory."""
 
@@ -119,7 +104,8 @@ class TranscriptCache:
         memo = self._memo(key, stat)
         if memo is not None:
             return memo
-        digest = sha256_file(path, on_progress)
+        with path.open("rb") as handle:
+            digest = sha256_of(handle, on_progress)
         with self._connect() as db:
             db.execute(
                 "INSERT OR REPLACE INTO file_hashes (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",

@@ -7,23 +7,11 @@ of a new file costs no reading of the library.
 
 from __future__ import annotations
 
-import hashlib
 from typing import BinaryIO
 
+from agent_app.file_hash import sha256_of
 from agent_app.storage.base import Storage
 from agent_app.types import MediaAsset
-
-
-def _digest(data: BinaryIO) -> str:
-    position = data.tell()
-    data.seek(0)
-    digest = hashlib.sha256()
-    try:
-        while chunk := data.read(1 << 20):
-            digest.update(chunk)
-        return digest.hexdigest()
-    finally:
-        data.seek(position)
 
 
 def find_same_file(storage: Storage, project_id: str, data: BinaryIO, size_bytes: int) -> MediaAsset | None:
@@ -31,12 +19,12 @@ def find_same_file(storage: Storage, project_id: str, data: BinaryIO, size_bytes
     candidates = [asset for asset in storage.list_assets(project_id) if asset.size_bytes == size_bytes]
     if not candidates:
         return None
-    wanted = _digest(data)
+    wanted = sha256_of(data)
     for asset in candidates:
         path = storage.media_path(asset.id)
         if path is None:
             continue
         with path.open("rb") as stored:
-            if _digest(stored) == wanted:
+            if sha256_of(stored) == wanted:
                 return asset
     return None
