@@ -48,6 +48,18 @@ def test_media_route_answers_404_for_unknown_ids(client: tuple[TestClient, Sqlit
     assert b"SQLite" not in response.content
 
 
+def test_media_route_names_a_mistyped_busy_timeout(
+    client: tuple[TestClient, SqliteStorage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The route opens storage like the page does, so it honours AGENT_DB_BUSY_TIMEOUT_MS and says when it is wrong."""
+    http, _ = client
+    media_route._storage_at.cache_clear()
+    monkeypatch.setenv("AGENT_DB_BUSY_TIMEOUT_MS", "soon")
+    response = http.get(f"/api/media/{'0' * 32}")
+    assert response.status_code == 503
+    assert response.json() == {"error": "Setting AGENT_DB_BUSY_TIMEOUT_MS must be an integer"}
+
+
 def test_media_url_only_once_the_route_is_mounted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(media_route, "_mounted", False)
     assert media_route.media_url("http://127.0.0.1:8501/", "a" * 32) is None

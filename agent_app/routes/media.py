@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from agent_app.storage import SqliteStorage, data_dir_setting
+from agent_app.storage import SqliteStorage, data_dir_setting, open_storage
 
 MEDIA_PATH = "/api/media"
 _ASSET_ID = re.compile(r"[0-9a-f]{32}")
@@ -31,7 +31,7 @@ _mounted = False
 
 @functools.lru_cache(maxsize=8)
 def _storage_at(path: str) -> SqliteStorage:
-    return SqliteStorage(Path(path))
+    return open_storage(Path(path))
 
 
 async def media_endpoint(request: Request) -> Response:
@@ -39,7 +39,10 @@ async def media_endpoint(request: Request) -> Response:
     asset_id = str(request.path_params.get("asset_id", ""))
     if not _ASSET_ID.fullmatch(asset_id):
         return JSONResponse({"error": "Not found"}, status_code=404)
-    storage = _storage_at(str(data_dir_setting().resolve()))
+    try:
+        storage = _storage_at(str(data_dir_setting().resolve()))
+    except ValueError as exc:  # a mistyped setting: the message names it, never its value
+        return JSONResponse({"error": str(exc)}, status_code=503)
     asset = storage.get_asset(asset_id)
     path = storage.media_path(asset_id)
     if asset is None or path is None:
