@@ -13,8 +13,9 @@ INVISIBLE_CHARACTERS = re.compile(
     "[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]"
 )
 """C0 controls but tab and line breaks (ordinary whitespace), C1 controls, the soft hyphen, the Arabic
-letter mark, zero-width characters and direction marks, line/paragraph separators, bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069:
-they make text read in another order than it is written), invisible operators, BOM."""
+letter mark, zero-width characters and direction marks, line/paragraph separators, bidirectional embeddings,
+overrides and isolates (U+202A-U+202E, U+2066-U+2069: they make text read in another order than it is
+written), invisible operators, BOM."""
 
 
 def strip_invisible(text: str) -> str:

@@ -36,7 +36,8 @@ from typing import Protocol
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from agent_app.errors import ChatError, ErrorKind
-from agent_app.prompt import escape_invisible, escape_invisible_in
+from agent_app.invisible_chars import escape_invisible
+from agent_app.prompt import escape_invisible_in
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import (

@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from agent_app.chat_clients import InProcessChatClient
+from agent_app.invisible_chars import escape_invisible
 from agent_app.orchestrator import Orchestrator
 from agent_app.plugins import build_tool_registry
-from agent_app.prompt import ROLE, escape_invisible
+from agent_app.prompt import ROLE
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import AgentContext
