@@ -35,7 +35,9 @@ class ChatPersistence(Protocol):
     """The counterpart of the spec's ``persist(...)``: where a chat is written through to storage.
 
     The store calls it *after* its own state is updated, so a failing persistence loses nothing
-    from the session; the exception propagates to the caller, who decides how to report it.
+    from the session; the exception propagates to the caller, who decides how to report it. A message
+    that failed stays queued and is written, in order, before any later one (see :class:`ChatStore`),
+    so ``message_added`` must be idempotent for a message id it has seen (storage replaces the body).
     """
 
     def message_added(self, message: ChatMessage) -> None:
@@ -48,7 +50,13 @@ class ChatPersistence(Protocol):
 
 
 class ChatStore:
-    """``messages``, ``loading`` and ``error`` of one conversation, with the spec's actions."""
+    """``messages``, ``loading`` and ``error`` of one conversation, with the spec's actions.
+
+    Write-through keeps an ordered queue of the messages persistence has not taken yet (it failed: a
+    busy, full or read-only database; or there was no persistence yet: a chat not stored so far).
+    Every write first drains that queue in order, so a later message never lands before an earlier
+    unsaved one, and whatever failed is saved by the next write or :meth:`save_unsaved`.
+    """
 
     def __init__(
         self,
@@ -62,8 +70,10 @@ class ChatStore:
         self._loading_key = f"{key}.loading"
         self._error_key = f"{key}.error"
         self._error_kind_key = f"{key}.error_kind"
+        self._unsaved_key = f"{key}.unsaved"
         self._persistence = persistence
         state.setdefault(self._messages_key, {})
+        state.setdefault(self._unsaved_key, [])
         state.setdefault(self._loading_key, False)
         state.setdefault(self._error_key, None)
         state.setdefault(self._error_kind_key, None)
@@ -92,6 +102,11 @@ class ChatStore:
         return ErrorKind(kind) if kind in set(ErrorKind) else None
 
     @property
+    def unsaved(self) -> list[str]:
+        """Ids of the messages not written to persistence yet, oldest first."""
+        return [str(item) for item in self._state.get(self._unsaved_key) or []]
+
+    @property
     def persistence(self) -> ChatPersistence | None:
         """Where added messages are written through, if anywhere."""
         return self._persistence
@@ -113,9 +128,27 @@ class ChatStore:
         if stored.id in existing:
             raise ValueError(f"A message with id {stored.id!r} is already in the conversation")
         self._state[self._messages_key] = {**existing, stored.id: raw}
-        if self._persistence is not None:
-            self._persistence.message_added(stored.model_copy(deep=True))
+        self._state[self._unsaved_key] = [*self.unsaved, stored.id]
+        self.save_unsaved()
         return stored
+
+    def save_unsaved(self) -> int:
+        """Write the queued messages through, oldest first; return how many were written.
+
+        Stops at the first failure and raises it; that message and every later one stay queued.
+        Without persistence nothing is written (they are written once one is set and this runs).
+        """
+        if self._persistence is None:
+            return 0
+        raws = self._raw_messages()
+        saved = 0
+        for message_id in self.unsaved:
+            raw = raws.get(message_id)
+            if raw is not None:
+                self._persistence.message_added(ChatMessage.model_validate_json(raw))
+                saved += 1
+            self._state[self._unsaved_key] = self.unsaved[1:]
+        return saved
 
     def set_loading(self, value: bool) -> None:
         """Mark a request as in progress (or finished)."""
@@ -131,22 +164,31 @@ class ChatStore:
     def clear_messages(self) -> None:
         """Empty the conversation and forget its error; persistence is told."""
         self._state[self._messages_key] = {}
+        self._state[self._unsaved_key] = []
         self._state[self._error_key] = self._state[self._error_kind_key] = None
         if self._persistence is not None:
             self._persistence.messages_cleared()
 
-    def load_messages(self, messages: list[ChatMessage]) -> None:
+    def load_messages(self, messages: list[ChatMessage], *, keep_unsaved: bool = False) -> None:
         """Replace the history with ``messages`` read from storage, *without* writing them back.
 
         Used when a stored conversation is reopened; its error (if any) belonged to the previous
-        conversation and is cleared. Invalid or duplicate messages raise before anything changes.
+        conversation and is cleared, and so is its queue of unsaved messages. With ``keep_unsaved``
+        (the same conversation, reread because another tab added to it) the unsaved messages stay,
+        after the stored ones and still queued. Invalid or duplicate messages raise before anything changes.
         """
         raws: dict[str, str] = {}
         for message in messages:
             if message.id in raws:
                 raise ValueError(f"A message with id {message.id!r} appears twice")
             raws[message.id] = message.model_dump_json(by_alias=True, exclude_none=True)
+        unsaved: list[str] = []
+        if keep_unsaved:
+            current = self._raw_messages()
+            unsaved = [message_id for message_id in self.unsaved if message_id in current and message_id not in raws]
+            raws.update((message_id, current[message_id]) for message_id in unsaved)
         self._state[self._messages_key] = raws
+        self._state[self._unsaved_key] = unsaved
         self._state[self._error_key] = self._state[self._error_kind_key] = None
 
     def set_persistence(self, persistence: ChatPersistence | None) -> None:

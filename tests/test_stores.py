@@ -113,14 +113,16 @@ def test_load_messages_refuses_duplicate_ids_and_changes_nothing() -> None:
     assert [m.content for m in chat.messages] == ["keep me"]
 
 
-def test_set_persistence_applies_to_later_messages() -> None:
+def test_set_persistence_writes_what_was_said_before_it_first() -> None:
+    """A message added while nothing was persisting is unsaved: it is written, first, by the next write."""
     chat = ChatStore({})
     chat.add_message({"role": "user", "content": "before"})
     persistence = RecordingPersistence()
     chat.set_persistence(persistence)
-    assert chat.persistence is persistence
+    assert chat.persistence is persistence and len(chat.unsaved) == 1
     chat.add_message({"role": "user", "content": "after"})
-    assert [m.content for m in persistence.added] == ["after"]
+    assert [m.content for m in persistence.added] == ["before", "after"]
+    assert chat.unsaved == []
 
 
 def test_messages_are_copies_that_cannot_change_the_store() -> None:
@@ -231,3 +233,21 @@ def test_context_accepts_the_wire_form_and_is_copied() -> None:
     assert [a.id for a in rerun.context.media_assets] == ["a"]
     rerun.set_context(None)
     assert rerun.context is None
+
+
+def test_a_failed_write_is_retried_first_and_a_later_one_never_lands_before_it() -> None:
+    """Issue 9 item 1 at the store: writes are an ordered queue that every later write drains first."""
+    persistence = RecordingPersistence()
+    chat = ChatStore({}, persistence=persistence)
+    chat.add_message({"role": "user", "content": "one"})
+    persistence.fail = True
+    with pytest.raises(OSError):
+        chat.add_message({"role": "user", "content": "two"})
+    with pytest.raises(OSError):
+        chat.add_message({"role": "assistant", "content": "three"})
+    assert [m.content for m in chat.messages] == ["one", "two", "three"]  # all kept in the session
+    assert [m.content for m in persistence.added] == ["one"] and len(chat.unsaved) == 2
+    persistence.fail = False
+    chat.add_message({"role": "user", "content": "four"})
+    assert [m.content for m in persistence.added] == ["one", "two", "three", "four"]
+    assert chat.unsaved == [] and chat.save_unsaved() == 0

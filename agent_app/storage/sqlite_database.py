@@ -34,16 +34,46 @@ class SqliteDatabase:
         self._migrate()
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (opened on first use); use it directly for reads."""
+        """This thread's connection (opened on first use); use it directly for reads.
+
+        On a data folder that turned read-only, a WAL database cannot be opened as usual (SQLite must
+        create its ``-shm`` file); it is then opened read-only and immutable, so the page still reads
+        what is stored, writes fail with a :class:`StorageError`, and the next write tries again.
+        """
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
-            connection = sqlite3.connect(self.path, isolation_level=None, timeout=self._busy_timeout_ms / 1000)
+            try:
+                connection = self._open()
+                self._local.read_only = False
+            except sqlite3.Error as exc:
+                if "locked" in str(exc):
+                    raise StorageError(f"The database could not be opened ({exc})") from exc
+                connection = self._open_read_only(exc)
+                self._local.read_only = True
+            self._local.connection = connection
+        return connection
+
+    def _open(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, isolation_level=None, timeout=self._busy_timeout_ms / 1000)
+        try:
             connection.row_factory = sqlite3.Row
             connection.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
-            self._local.connection = connection
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _open_read_only(self, cause: sqlite3.Error) -> sqlite3.Connection:
+        try:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
+            connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+            connection.row_factory = sqlite3.Row
+            connection.execute("SELECT COUNT(*) FROM sqlite_schema").fetchone()
+        except sqlite3.Error:
+            raise StorageError(f"The database could not be opened ({cause})") from cause
         return connection
 
     @contextlib.contextmanager
@@ -53,6 +83,8 @@ class SqliteDatabase:
         A database failure (locked past the busy timeout, disk full, read-only) becomes a
         :class:`StorageError` the page can show; the transaction is rolled back, nothing half-written.
         """
+        if getattr(self._local, "read_only", False):
+            self.close()  # opened read-only when the folder was: see whether it is writable again
         connection = self.connection()
         try:
             connection.execute("BEGIN IMMEDIATE")

@@ -141,28 +141,29 @@ class Workspace:
         self.open_conversation(None)
 
     def ensure_conversation(self, first_message: str = "") -> str:
-        """The open conversation's id, creating it (titled by ``first_message``) on first use.
+        """The open conversation's id, creating it (titled by ``first_message``) on first use, with
+        every message not saved yet written, in order (a failed write, or anything said before the
+        first one). Raises the storage error when they still cannot be written.
 
         Conversations are created lazily so opening the page or pressing "New chat" never leaves
         empty conversations behind.
         """
-        if self.conversation_id is not None:
-            return self.conversation_id
-        conversation = self.storage.create_conversation(self.project().id, first_message)
-        self.state[_CONVERSATION] = conversation.id
-        self.chat.set_persistence(self.storage.chat_persistence(conversation.id))
-        for message in self.chat.messages:  # anything said before the first write
-            self.storage.append_message(conversation.id, message)
-        return conversation.id
+        if self.conversation_id is None:
+            conversation = self.storage.create_conversation(self.project().id, first_message)
+            self.state[_CONVERSATION] = conversation.id
+            self.chat.set_persistence(self.storage.chat_persistence(conversation.id))
+        self.chat.save_unsaved()
+        return str(self.conversation_id)
 
     def catch_up(self) -> bool:
         """Load what another session (a second tab) added to the open conversation since it was opened
         here; ``True`` when there was something. Costs one indexed count when nothing changed."""
         conversation_id = self.conversation_id
-        if conversation_id is None or self.storage.count_messages(conversation_id) <= len(self.chat.messages):
+        saved = len(self.chat.messages) - len(self.chat.unsaved)
+        if conversation_id is None or self.storage.count_messages(conversation_id) <= saved:
             return False
         error, kind = self.chat.error, self.chat.error_kind
-        self.chat.load_messages(self.storage.load_messages(conversation_id))
+        self.chat.load_messages(self.storage.load_messages(conversation_id), keep_unsaved=True)
         self.chat.set_error(error, kind)
         return True
 
