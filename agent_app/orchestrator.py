@@ -56,10 +56,10 @@ from agent_app.types import (
 )
 from agent_app.validation import (
     MAX_JSON_DEPTH,
+    ToolArgumentsError,
     describe_unknown_tool,
     json_depth_exceeds,
-    normalize_tool_args,
-    validate_tool_args,
+    parse_tool_args,
 )
 
 logger = logging.getLogger(__name__)
@@ -276,11 +276,12 @@ class Orchestrator:
             )
         if call.arguments_error is not None:
             # The adapter could not read the provider's arguments: running with ``{}`` would guess.
-            problem: str | None = f"Unreadable arguments for {call.name}: {call.arguments_error}"
-        else:
-            problem = validate_tool_args(tool, call.args)
-        if problem is not None:
+            problem = f"Unreadable arguments for {call.name}: {call.arguments_error}"
             return ToolResult(tool_call_id=call.id, name=call.name, error=problem)
+        try:
+            arguments = parse_tool_args(tool, call.args)
+        except ToolArgumentsError as exc:
+            return ToolResult(tool_call_id=call.id, name=call.name, error=str(exc))
 
         environment = ToolEnvironment(
             context=context,
@@ -291,7 +292,7 @@ class Orchestrator:
         self._set_status("processing", call.name)
         started = time.perf_counter()
         try:
-            raw = tool.execute(normalize_tool_args(tool, call.args), environment)
+            raw = tool.execute(arguments, environment)
             result = self._sendable(call.name, raw)
             error = None
         except UnsendableResultError as exc:

@@ -19,6 +19,7 @@ import importlib
 import importlib.metadata
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pluggy
 
@@ -44,7 +45,7 @@ class ToolHookSpec:
     """The hooks a tool plugin may implement."""
 
     @hookspec
-    def agent_app_tools(self) -> Sequence[ToolDefinition]:  # type: ignore[empty-body]
+    def agent_app_tools(self) -> Sequence[ToolDefinition[Any]]:  # type: ignore[empty-body]
         """Return the tools this plugin provides (enabled or not)."""
 
 
@@ -102,9 +103,9 @@ def create_plugin_manager(
     return manager
 
 
-def available_tools(manager: pluggy.PluginManager) -> dict[str, ToolDefinition]:
+def available_tools(manager: pluggy.PluginManager) -> dict[str, ToolDefinition[Any]]:
     """Every tool any plugin offers, by name; two plugins offering one name is an error."""
-    tools: dict[str, ToolDefinition] = {}
+    tools: dict[str, ToolDefinition[Any]] = {}
     owners: dict[str, str] = {}
     for impl in manager.hook.agent_app_tools.get_hookimpls():
         plugin_name = manager.get_name(impl.plugin) or repr(impl.plugin)
@@ -119,9 +120,6 @@ def available_tools(manager: pluggy.PluginManager) -> dict[str, ToolDefinition]:
         for tool in offered:
             if not isinstance(tool, ToolDefinition):
                 raise ToolConfigurationError(f"Tool plugin {plugin_name} returned {tool!r}, not a ToolDefinition")
-            keys = [parameter.key for parameter in tool.parameters]
-            if len(set(keys)) != len(keys):
-                raise ToolConfigurationError(f"Tool {tool.name!r} of plugin {plugin_name} declares a parameter twice")
             if tool.name in tools:
                 raise ToolConfigurationError(
                     f"Tool {tool.name!r} is provided by more than one plugin: {owners[tool.name]} and {plugin_name}"

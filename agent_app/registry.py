@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from agent_app.types import ToolDefinition, ToolSchema
 
@@ -50,10 +50,10 @@ class DefinitionRegistry(Generic[K, V]):
         return len(self._items)
 
 
-class ToolRegistry(DefinitionRegistry[str, ToolDefinition]):
+class ToolRegistry(DefinitionRegistry[str, ToolDefinition[Any]]):
     """The tools the assistant may call, keyed by tool name."""
 
-    def register(self, key: str, definition: ToolDefinition) -> None:
+    def register(self, key: str, definition: ToolDefinition[Any]) -> None:
         """Add ``definition`` under ``key``, which must be its own name.
 
         The model calls a tool by the name in its exported schema and the orchestrator looks the
@@ -63,7 +63,7 @@ class ToolRegistry(DefinitionRegistry[str, ToolDefinition]):
             raise ValueError(f"Tool {definition.name!r} cannot be registered under another name ({key!r})")
         super().register(key, definition)
 
-    def register_tool(self, tool: ToolDefinition) -> None:
+    def register_tool(self, tool: ToolDefinition[Any]) -> None:
         """Register ``tool`` under its own name."""
         self.register(tool.name, tool)
 

@@ -14,19 +14,19 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from agent_app.tool_args import ParameterType as ParameterType  # noqa: PLC0414 - re-exported shared type
+from agent_app.tool_args import ToolArgs, argument_specs
 
 Role: TypeAlias = Literal["user", "assistant", "tool", "system"]
 """Who wrote a message. ``tool`` messages carry a :class:`ToolResult`."""
 
 ExecutionState: TypeAlias = Literal["idle", "sending", "processing", "responding", "error"]
 """The agent's status, as the spec names it."""
-
-ParameterType: TypeAlias = Literal["string", "number", "integer", "boolean", "object", "array"]
-"""The JSON Schema primitive types a tool parameter may declare."""
 
 MediaKind: TypeAlias = Literal["video", "audio"]
 
@@ -251,19 +251,24 @@ class ToolEnvironment:
     report_progress: ProgressCallback = field(default=_ignore_progress)
 
 
-ToolExecute: TypeAlias = Callable[[dict[str, Any], ToolEnvironment], Any]
-"""``execute(args, env) -> JSON-serializable result``; raising means the call failed."""
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
 
 
 @dataclass(frozen=True)
-class ToolDefinition:
-    """A tool: its name, what it is for (the model reads ``description``), its parameters and the
-    function that does the work."""
+class ToolDefinition(Generic[ArgsT]):
+    """A tool: its name, what it is for (the model reads ``description``), its arguments declared once as a
+    :class:`ToolArgs` model, and ``execute(args, env) -> JSON-serializable result`` (raising means the call
+    failed). ``parameters``, the spec's list, is generated from ``arguments``."""
 
     name: str
     description: str
-    parameters: list[ToolParameter]
-    execute: ToolExecute
+    arguments: type[ArgsT]
+    execute: Callable[[ArgsT, ToolEnvironment], Any]
+    parameters: list[ToolParameter] = field(init=False)
+
+    def __post_init__(self) -> None:
+        specs = argument_specs(self.arguments)
+        object.__setattr__(self, "parameters", [ToolParameter(**spec._asdict()) for spec in specs])
 
     def to_schema(self) -> ToolSchema:
         """The provider-agnostic schema of this tool (without the callable)."""

@@ -1,28 +1,23 @@
-"""Checks of a tool call's arguments against the tool's declared parameters, before it runs.
+"""Checks of what crosses into and out of a tool: a call's arguments, validated once by the tool's own
+argument model (:class:`~agent_app.types.ToolArgs`), and the depth of data kept in a conversation.
 
-The messages are written for the model as much as for the user: they go back to the LLM inside a
-``ToolResult.error`` so it can correct the call, hence they name the argument, the expected type
-and what arrived.
-
-Decisions the spec leaves open:
-
-* ``integer`` accepts a float with no fractional part (``3.0``): JSON does not distinguish the two
-  and Gemini hands every number over as a double. :func:`normalize_tool_args` turns it into ``3``.
-* ``null`` for an *optional* argument means "not given" (OpenAI's strict mode makes models send
-  ``null`` for every optional parameter); :func:`normalize_tool_args` drops it. ``null`` for a
-  *required* argument is missing.
-* ``true``/``false`` are not numbers or integers, although ``bool`` is an ``int`` in Python.
-* Arguments the tool does not declare are passed through unchecked: a tool reads what it declares
-  and ignores the rest, and failing a call over a harmless extra key would only cost a round trip.
+The argument errors are written for the model as much as for the user: they go back to the LLM inside a
+``ToolResult.error`` so it can correct the call, hence they name the argument, the expected type and what
+arrived, and report every problem at once (joined with ``"; "``) so one retry can fix them all.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TypeVar
 
-from agent_app.types import ParameterType, ToolDefinition
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from agent_app.tool_args import ParameterType, ToolArgs
+from agent_app.types import ToolDefinition, ToolParameter
+
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
 
 _TYPE_NAMES: dict[ParameterType, str] = {
     "string": "a string",
@@ -32,6 +27,12 @@ _TYPE_NAMES: dict[ParameterType, str] = {
     "object": "an object",
     "array": "an array",
 }
+_WRONG_TYPE_ERRORS = frozenset({"finite_number", "int_from_float"})
+"""pydantic error types that mean "not of the declared type" besides the ``*_type`` family."""
+
+
+class ToolArgumentsError(ValueError):
+    """A call's arguments do not suit the tool; the message names every bad argument."""
 
 
 def json_type_name(value: object) -> str:
@@ -53,64 +54,48 @@ def json_type_name(value: object) -> str:
     return type(value).__name__
 
 
-def matches_type(value: object, expected: ParameterType) -> bool:
-    """Whether ``value`` is of the declared JSON Schema type (see the module's decisions)."""
-    if expected == "string":
-        return isinstance(value, str)
-    if expected == "boolean":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if expected == "integer":
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if expected == "number":
-        return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
-    if expected == "object":
-        return isinstance(value, Mapping)
-    return isinstance(value, list | tuple)
-
-
 def _preview(value: object, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def validate_tool_args(tool: ToolDefinition, args: Mapping[str, Any]) -> str | None:
-    """``None`` when ``args`` suit ``tool``; otherwise why not, naming the argument.
+def _path(location: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
+    return path
 
-    Every problem is reported at once (joined with ``"; "``) so the model can fix them in one retry.
-    """
-    if not isinstance(args, Mapping):
-        return f"Arguments of {tool.name} must be an object, got {json_type_name(args)}"
-    problems: list[str] = []
-    for parameter in tool.parameters:
-        value = args.get(parameter.key)
-        if value is None:
-            if parameter.required:
-                state = "is null" if parameter.key in args else "is missing"
-                problems.append(f"required argument '{parameter.key}' ({parameter.type}) {state}")
-            continue
-        if not matches_type(value, parameter.type):
-            problems.append(
+
+def _problem(error: ErrorDetails, declared: Mapping[str, ToolParameter]) -> str:
+    """One pydantic error as a sentence naming the argument."""
+    location = tuple(error["loc"])
+    message = error["msg"].removeprefix("Value error, ")
+    if not location:  # a check across arguments (the model's own validator)
+        return message
+    parameter = declared.get(str(location[0])) if len(location) == 1 else None
+    value = error["input"]
+    if parameter is not None:
+        if error["type"] == "missing" or value is None:
+            state = "is missing" if error["type"] == "missing" else "is null"
+            return f"required argument '{parameter.key}' ({parameter.type}) {state}"
+        if error["type"].endswith("_type") or error["type"] in _WRONG_TYPE_ERRORS:
+            return (
                 f"argument '{parameter.key}' must be {_TYPE_NAMES[parameter.type]}, "
                 f"got {json_type_name(value)} {_preview(value)}"
             )
-    if not problems:
-        return None
-    return f"Invalid arguments for {tool.name}: " + "; ".join(problems)
+    return f"argument '{_path(location)}': {message} (got {_preview(value)})"
 
 
-def normalize_tool_args(tool: ToolDefinition, args: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments a tool receives, for ``args`` that passed :func:`validate_tool_args`:
-    optional ``null`` values dropped and integral floats of ``integer`` parameters made ``int``."""
-    declared = {parameter.key: parameter.type for parameter in tool.parameters}
-    normalized: dict[str, Any] = {}
-    for key, value in args.items():
-        if value is None and key in declared:
-            continue
-        integral_float = declared.get(key) == "integer" and isinstance(value, float)
-        normalized[key] = int(value) if integral_float else value
-    return normalized
+def parse_tool_args(tool: ToolDefinition[ArgsT], args: object) -> ArgsT:
+    """``args`` as the tool's argument model, or :class:`ToolArgumentsError` saying what is wrong."""
+    if not isinstance(args, Mapping):
+        raise ToolArgumentsError(f"Arguments of {tool.name} must be an object, got {json_type_name(args)}")
+    try:
+        return tool.arguments.model_validate(args)
+    except ValidationError as exc:
+        declared = {parameter.key: parameter for parameter in tool.parameters}
+        problems = [_problem(error, declared) for error in exc.errors()]
+        raise ToolArgumentsError(f"Invalid arguments for {tool.name}: " + "; ".join(problems)) from None
 
 
 def describe_unknown_tool(name: str, available: Iterable[str]) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import openai
 from google import genai
 from google.genai import types as gt
+from pydantic import Field
 
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import Orchestrator
@@ -34,7 +35,8 @@ from agent_app.prompt import build_system_prompt
 from agent_app.providers import clear_adapter_cache
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
-from agent_app.types import AgentContext, ChatMessage, ToolDefinition, ToolEnvironment, ToolParameter
+from agent_app.tool_args import ToolArgs
+from agent_app.types import AgentContext, ChatMessage, ToolDefinition, ToolEnvironment
 from tests.fake_llm import (
     FakeLLMServer,
     RecordedRequest,
@@ -52,12 +54,20 @@ REQUESTS = TOOL_CALLS + 1
 ROUNDS = 40
 WARMUP = 5
 CONTEXT = AgentContext(project_id="bench", playback_time_ms=1000)
-TOOL_PARAMETERS = [ToolParameter(key="step", type="integer", required=True, description="Which step")]
 TOOL_DESCRIPTION = "Count a step."
 
 
-def step_tool(args: dict[str, Any], env: ToolEnvironment) -> dict[str, Any]:
-    return {"step": args["step"], "ok": True}
+class StepArgs(ToolArgs):
+    step: int = Field(description="Which step")
+
+
+def step_result(step: int) -> dict[str, Any]:
+    """What the tool answers; the raw loops call it with the SDK's arguments as they come."""
+    return {"step": step, "ok": True}
+
+
+def step_tool(args: StepArgs, env: ToolEnvironment) -> dict[str, Any]:
+    return step_result(args.step)
 
 
 def openai_reply(request: RecordedRequest) -> Reply:
@@ -76,7 +86,7 @@ def gemini_reply(request: RecordedRequest) -> Reply:
 
 def system_prompt() -> str:
     """The same system prompt our route builds, so both loops send the same bytes."""
-    schema = ToolDefinition("step", TOOL_DESCRIPTION, TOOL_PARAMETERS, step_tool).to_schema()
+    schema = ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool).to_schema()
     return build_system_prompt(CONTEXT, [schema])
 
 
@@ -102,7 +112,7 @@ def raw_openai_loop(client: openai.OpenAI) -> None:
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls:
             args = json.loads(call.function.arguments)  # type: ignore[union-attr]
-            result = step_tool(args, ToolEnvironment())
+            result = step_result(args["step"])
             messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps({"result": result})})
     raise AssertionError("the loop did not finish")
 
@@ -128,7 +138,7 @@ def raw_gemini_loop(client: genai.Client) -> None:
         contents.append(response.candidates[0].content)  # type: ignore[index, arg-type]
         parts = [
             gt.Part.from_function_response(
-                name=call.name or "", response={"output": step_tool(call.args or {}, ToolEnvironment())}
+                name=call.name or "", response={"output": step_result(int((call.args or {})["step"]))}
             )
             for call in response.function_calls
         ]
@@ -198,7 +208,7 @@ def configure(provider: str, server: FakeLLMServer) -> None:
 
 def main() -> None:
     registry = ToolRegistry()
-    registry.register_tool(ToolDefinition("step", TOOL_DESCRIPTION, TOOL_PARAMETERS, step_tool))
+    registry.register_tool(ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool))
     with FakeLLMServer() as server:
         server.chat.default = openai_reply
         server.gemini.default = gemini_reply

@@ -35,7 +35,6 @@ def panel_page(data_dir: str, project_id: str, asset_json: str, query: str) -> N
 
     import streamlit as st
 
-    from agent_app.plugins import build_tool_registry
     from agent_app.storage import ProjectMediaLibrary, SqliteStorage
     from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
     from agent_app.ui.transcript_panel import render_transcript_panel
@@ -49,8 +48,7 @@ def panel_page(data_dir: str, project_id: str, asset_json: str, query: str) -> N
         media=ProjectMediaLibrary(storage, project_id),
         data_dir=Path(data_dir),
     )
-    registry = st.cache_resource(build_tool_registry)()  # as the page keeps it: built once per process
-    render_transcript_panel(asset, env, registry, lambda ms: None)
+    render_transcript_panel(asset, env, lambda ms: None)
 
 
 def transcript(duration_ms: int, count: int) -> Transcript:

@@ -34,9 +34,9 @@ from pathlib import Path
 from agent_app.media.audio import extract_audio
 from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
 from agent_app.media.transcript import TranscriptSegment
-from agent_app.media.transcription import run_transcribe_tool
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+from plugins.transcribe_video import TranscribeVideoArgs, transcribe_video
 from tests.media_factory import speak, speech_track, word_error_rate, write_mp4
 
 REPO = Path(__file__).resolve().parent.parent
@@ -138,7 +138,7 @@ def child(mode: str, media: Path, data_dir: Path) -> None:
     result_chars = 0
     if mode == "tool":
         env, _ = _tool_env(data_dir, media)
-        result_chars = len(json.dumps(run_transcribe_tool({}, env)))
+        result_chars = len(json.dumps(transcribe_video(TranscribeVideoArgs(), env)))
     else:
         clip = extract_audio(media, 0, 1000)
         LocalMoonshineBackend().transcribe(clip, None, lambda fraction: None)
@@ -195,12 +195,12 @@ def main() -> None:
         print("\n== Tool, cached repeat (baseline: the uncached first run of the same call)")
         env, _ = _tool_env(work / "data-cache", short)
         started = time.perf_counter()
-        first = run_transcribe_tool({}, env)
+        first = transcribe_video(TranscribeVideoArgs(), env)
         uncached_s = time.perf_counter() - started
         repeats = []
         for _ in range(5):
             started = time.perf_counter()
-            again = run_transcribe_tool({}, env)
+            again = transcribe_video(TranscribeVideoArgs(), env)
             repeats.append(time.perf_counter() - started)
         assert again["cached"] and not first["cached"]
         fastest, worst = min(repeats), max(repeats)

@@ -7,21 +7,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_app.plugins import hookimpl
+from agent_app.tool_args import ToolArgs
 from agent_app.types import ToolDefinition, ToolEnvironment
 
 
-def echo_context(args: dict[str, Any], env: ToolEnvironment) -> dict[str, Any]:
+def echo_context(args: ToolArgs, env: ToolEnvironment) -> dict[str, Any]:
     """The context as JSON (camelCase), or ``{"context": null}`` when there is none."""
     return {"context": env.context.to_wire() if env.context is not None else None}
 
 
 @hookimpl
-def agent_app_tools() -> Sequence[ToolDefinition]:
+def agent_app_tools() -> Sequence[ToolDefinition[Any]]:
     return [
         ToolDefinition(
             name="echo_context",
             description="Return the current project context (project, scene, media assets, playhead).",
-            parameters=[],
+            arguments=ToolArgs,
             execute=echo_context,
         )
     ]

@@ -22,6 +22,7 @@ import moonshine_voice
 from agent_app.plugins import build_tool_registry
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+from agent_app.validation import parse_tool_args
 
 _loads: list[tuple[float, float]] = []
 _loads_lock = threading.Lock()
@@ -43,7 +44,7 @@ def _transcribe(barrier: threading.Barrier, asset: MediaAsset, env: ToolEnvironm
         tool = build_tool_registry().get("transcribe_video")
         if tool is None:
             return {"error": "transcribe_video is not registered"}
-        return {"result": tool.execute({"assetId": asset.id}, env)}
+        return {"result": tool.execute(parse_tool_args(tool, {"assetId": asset.id}), env)}
     except Exception as exc:  # noqa: BLE001 - every failure is reported to the test
         return {"error": f"{type(exc).__name__}: {exc}"}
 

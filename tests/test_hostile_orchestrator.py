@@ -26,8 +26,8 @@ from agent_app.types import (
     ChatRequest,
     ChatResponse,
     ToolCall,
-    ToolDefinition,
     ToolEnvironment,
+    ToolParameter,
     ToolResult,
 )
 from agent_app.ui.recovery import close_unfinished_calls
@@ -40,10 +40,15 @@ from tests.fake_llm import (
     openai_tool_calls,
     tool_call,
 )
+from tests.tool_support import make_tool
 
 
 class Color(enum.Enum):
     RED = "red"
+
+
+COUNTER = ToolParameter(key="n", type="integer", description="which call")
+"""The one argument the test tools declare (some calls number themselves with it)."""
 
 
 def _run(
@@ -51,7 +56,7 @@ def _run(
 ) -> tuple[list[ChatMessage], ChatStore]:
     registry = ToolRegistry()
     for name, execute in tools.items():
-        registry.register_tool(ToolDefinition(name=name, description=f"test {name}", parameters=[], execute=execute))
+        registry.register_tool(make_tool(name, execute, COUNTER))
     state: dict[str, Any] = {}
     chat, agent = ChatStore(state), AgentStore(state)
     chat.add_message({"role": "user", "content": "Go"})
@@ -239,7 +244,7 @@ class _RepeatingClient:
 
 def test_ids_repeated_by_any_client_are_made_unique_before_storing() -> None:
     registry = ToolRegistry()
-    registry.register_tool(ToolDefinition(name="echo", description="e", parameters=[], execute=lambda a, e: a["n"]))
+    registry.register_tool(make_tool("echo", lambda a, e: a["n"], COUNTER))
     state: dict[str, Any] = {}
     chat = ChatStore(state)
     chat.add_message({"role": "user", "content": "Go"})

@@ -35,6 +35,7 @@ from agent_app.types import (
     ToolParameter,
     ToolResult,
 )
+from tests.tool_support import dict_body, make_tool
 
 Reply = ChatResponse | BaseException | Callable[[ChatRequest], ChatResponse]
 
@@ -92,18 +93,12 @@ def answer(text: str) -> ChatResponse:
     return ChatResponse(content=text, tool_calls=[])
 
 
-def make_tool(
-    name: str,
-    execute: Callable[[dict[str, Any], ToolEnvironment], Any],
-    parameters: list[ToolParameter] | None = None,
-) -> ToolDefinition:
-    return ToolDefinition(name=name, description=f"test tool {name}", parameters=parameters or [], execute=execute)
-
-
 class Harness:
     """Fresh stores over one session-state dict, a registry and a user message, ready to run."""
 
-    def __init__(self, client: ScriptedClient, *tools: ToolDefinition, registry: ToolRegistry | None = None) -> None:
+    def __init__(
+        self, client: ScriptedClient, *tools: ToolDefinition[Any], registry: ToolRegistry | None = None
+    ) -> None:
         self.state: dict[str, Any] = {}
         self.chat = ChatStore(self.state)
         self.agent = AgentStore(self.state)
@@ -180,7 +175,7 @@ def test_tool_call_then_final_answer() -> None:
     # The real tool's declared parameters, with a working body: the point is the loop, not speech.
     real = build_tool_registry(["transcribe_video"]).get("transcribe_video")
     assert real is not None
-    tool = dataclasses.replace(real, execute=transcribe)
+    tool = dataclasses.replace(real, execute=dict_body(transcribe))
     client = ScriptedClient(
         ChatResponse(
             content="",
@@ -317,7 +312,7 @@ def test_missing_required_argument() -> None:
         executed.append(args)
         return {"ok": True}
 
-    tool = dataclasses.replace(real, execute=execute)
+    tool = dataclasses.replace(real, execute=dict_body(execute))
     h = Harness(ScriptedClient(tool_calls(("transcribe_video", {})), answer("ok")), tool)
 
     h.run()
@@ -328,7 +323,7 @@ def test_missing_required_argument() -> None:
 
     # A parameter that *is* required and missing stops the call, naming it.
     strict = make_tool(
-        "strict", lambda args, env: executed.append(args), [ToolParameter(key="assetId", type="string", required=True)]
+        "strict", lambda args, env: executed.append(args), ToolParameter(key="assetId", type="string", required=True)
     )
     h = Harness(ScriptedClient(tool_calls(("strict", {})), answer("ok")), strict)
     h.run()
@@ -343,7 +338,7 @@ def test_wrong_argument_type() -> None:
     tool = make_tool(
         "transcribe_video",
         lambda args, env: executed.append(args),
-        [ToolParameter(key="assetId", type="string", required=True)],
+        ToolParameter(key="assetId", type="string", required=True),
     )
     client = ScriptedClient(tool_calls(("transcribe_video", {"assetId": 123})), answer("Let me fix that."))
     h = Harness(client, tool)
@@ -366,7 +361,8 @@ def test_arguments_are_normalized_before_the_tool_runs() -> None:
     tool = make_tool(
         "clip",
         lambda args, env: received.append(args),
-        [ToolParameter(key="count", type="integer", required=True), ToolParameter(key="language", type="string")],
+        ToolParameter(key="count", type="integer", required=True),
+        ToolParameter(key="language", type="string"),
     )
     client = ScriptedClient(tool_calls(("clip", {"count": 3.0, "language": None})), answer("ok"))
     h = Harness(client, tool)

@@ -9,12 +9,14 @@ mapped to the right call, and Gemini's thought signature survives the round trip
 from __future__ import annotations
 
 import base64
+import dataclasses
 from typing import Any
 
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
+from agent_app.tool_args import ToolArgs
 from agent_app.types import AgentContext, ToolDefinition, ToolEnvironment, ToolParameter
 from tests.fake_llm import (
     CANARY_API_KEY,
@@ -27,23 +29,20 @@ from tests.fake_llm import (
     openai_tool_calls,
     tool_call,
 )
+from tests.tool_support import make_tool
 
 CONTEXT = AgentContext(project_id="p1", active_asset_id="a1")
 
 
-def transcript_tool(seen: list[dict[str, Any]]) -> ToolDefinition:
+def transcript_tool(seen: list[dict[str, Any]]) -> ToolDefinition[ToolArgs]:
     """A ``transcribe_video`` with the real tool's shape and a canned transcript (speech is not the point)."""
 
     def execute(args: dict[str, Any], env: ToolEnvironment) -> dict[str, Any]:
         seen.append(args)
         return {"assetId": args.get("assetId"), "segments": [{"startMs": 0, "endMs": 900, "text": "hello world"}]}
 
-    return ToolDefinition(
-        name="transcribe_video",
-        description="Transcribe an asset.",
-        parameters=[ToolParameter(key="assetId", type="string", required=False, description="asset id")],
-        execute=execute,
-    )
+    tool = make_tool("transcribe_video", execute, ToolParameter(key="assetId", type="string", description="asset id"))
+    return dataclasses.replace(tool, description="Transcribe an asset.")
 
 
 def run_turn(registry: ToolRegistry) -> tuple[ChatStore, AgentStore]:

@@ -21,6 +21,7 @@ from agent_app.plugins import (
     enabled_tool_registry,
 )
 from agent_app.registry import DefinitionRegistry, DuplicateDefinitionError, ToolRegistry
+from agent_app.tool_args import ToolArgs
 from agent_app.types import ToolDefinition, ToolEnvironment
 
 
@@ -77,7 +78,8 @@ def test_registry_basics_keep_registration_order() -> None:
 
 TOOL_PLUGIN = """
 from agent_app.plugins import hookimpl
-from agent_app.types import ToolDefinition, ToolParameter
+from agent_app.tool_args import ToolArgs
+from agent_app.types import ToolDefinition
 
 
 def run(args, env):
@@ -86,7 +88,7 @@ def run(args, env):
 
 @hookimpl
 def agent_app_tools():
-    return [ToolDefinition(name={name!r}, description="test", parameters=[], execute=run)]
+    return [ToolDefinition(name={name!r}, description="test", arguments=ToolArgs, execute=run)]
 """
 
 
@@ -240,7 +242,7 @@ def test_an_entry_point_plugin_contributes_a_tool(installed_package: Callable[[s
     registry = build_tool_registry(["transcribe_video", "demo_tool"], manager=manager)
     assert registry.names() == ["transcribe_video", "demo_tool"]
     tool = registry.get("demo_tool")
-    assert tool is not None and tool.execute({}, ToolEnvironment()) == {"from": "entry point"}
+    assert tool is not None and tool.execute(ToolArgs(), ToolEnvironment()) == {"from": "entry point"}
     # Installed but not enabled: offered by the plugin, absent from the registry.
     assert build_tool_registry(["transcribe_video"], manager=manager).names() == ["transcribe_video"]
 
@@ -256,7 +258,7 @@ def test_an_entry_point_that_fails_to_load_is_named(installed_package: Callable[
 
 
 def test_a_tool_is_registered_only_under_its_own_name() -> None:
-    tool = ToolDefinition(name="echo", description="d", parameters=[], execute=lambda args, env: args)
+    tool = ToolDefinition(name="echo", description="d", arguments=ToolArgs, execute=lambda args, env: args)
     registry = ToolRegistry()
     with pytest.raises(ValueError, match="'echo' cannot be registered under another name"):
         registry.register("other", tool)

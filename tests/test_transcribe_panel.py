@@ -28,7 +28,6 @@ def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
 
     import streamlit as st
 
-    from agent_app.plugins import build_tool_registry
     from agent_app.storage import ProjectMediaLibrary, SqliteStorage
     from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
     from agent_app.ui.transcript_panel import render_transcript_panel
@@ -46,7 +45,7 @@ def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
         st.session_state["playhead_ms"] = milliseconds
 
     st.text(f"playhead={playhead}")
-    render_transcript_panel(asset, env, build_tool_registry(), on_seek)
+    render_transcript_panel(asset, env, on_seek)
 
 
 def app_for(tmp_path: Path, media: Path, name: str) -> tuple[AppTest, MediaAsset]:

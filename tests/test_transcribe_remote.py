@@ -15,7 +15,7 @@ from agent_app.media.backends.base import BackendRequestError, BackendUnavailabl
 from agent_app.media.backends.config import TranscribeSettings, create_backend, read_transcribe_settings
 from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
 from agent_app.media.backends.openai_api import OpenAITranscriptionBackend
-from agent_app.media.transcription import TranscriptionError, run_transcribe_tool
+from agent_app.media.transcription import TranscriptionError
 from tests.fake_llm import (
     FakeLLMServer,
     RecordedRequest,
@@ -25,7 +25,7 @@ from tests.fake_llm import (
     transcription_reply,
 )
 from tests.media_factory import tone_track, write_mp4
-from tests.transcribe_support import Workspace, new_workspace
+from tests.transcribe_support import Workspace, new_workspace, run_transcribe_tool
 
 pytestmark = pytest.mark.usefixtures("offline_transcription")
 

@@ -19,17 +19,12 @@ import pytest
 from agent_app.media.audio import AudioInput
 from agent_app.media.transcript import Transcript, TranscriptSegment
 from agent_app.media.transcript_cache import has_transcript, load_full_transcript
-from agent_app.media.transcription import (
-    MAX_RESULT_SEGMENTS,
-    TranscriptionError,
-    run_transcribe_tool,
-    tool_result,
-    transcribe_asset,
-)
+from agent_app.media.transcription import MAX_RESULT_SEGMENTS, TranscriptionError, tool_result, transcribe_asset
 from agent_app.plugins import build_tool_registry
 from agent_app.types import MediaAsset
+from agent_app.validation import ToolArgumentsError, parse_tool_args
 from tests.media_factory import SENTENCES, silent_mp4, speech_mp4, word_error_rate
-from tests.transcribe_support import SETTINGS, Workspace, new_workspace
+from tests.transcribe_support import SETTINGS, Workspace, new_workspace, run_transcribe_tool
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -118,7 +113,7 @@ def test_cache_hit_answers_without_decoding_again_and_survives_a_restart(
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from agent_app.media.transcription import run_transcribe_tool\n"
+        "from tests.transcribe_support import run_transcribe_tool\n"
         "from agent_app.storage import ProjectMediaLibrary, SqliteStorage\n"
         "from agent_app.types import AgentContext, MediaAsset, ToolEnvironment\n"
         "data, project, asset = Path(sys.argv[1]), sys.argv[2], MediaAsset.model_validate_json(sys.argv[3])\n"
@@ -186,7 +181,7 @@ def test_the_registered_plugin_runs_the_tool(transcribed: tuple[Workspace, Media
     tool = build_tool_registry().get("transcribe_video")
     assert tool is not None
     assert [p.key for p in tool.parameters] == ["assetId", "language", "startMs", "endMs"]
-    again = tool.execute({"assetId": asset.id}, workspace.env())
+    again = tool.execute(parse_tool_args(tool, {"assetId": asset.id}), workspace.env())
     assert again["cached"] is True and again["text"] == result["text"]
 
 
@@ -270,11 +265,12 @@ def test_a_corrupt_file_is_a_clear_error(
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        ({"startMs": -5}, "startMs must be a non-negative"),
-        ({"endMs": "soon"}, "endMs must be a non-negative"),
-        ({"startMs": 5000, "endMs": 1000}, "must be greater than startMs"),
-        ({"language": 7}, "language must be a string"),
-        ({"assetId": 12}, "assetId must be a string"),
+        ({"startMs": -5}, r"argument 'startMs': Input should be greater than or equal to 0 \(got -5\)"),
+        ({"endMs": "soon"}, "argument 'endMs' must be a number, got string 'soon'"),
+        ({"startMs": 5000, "endMs": 1000}, r"endMs \(1000\) must be greater than startMs \(5000\)"),
+        ({"language": 7}, "argument 'language' must be a string, got integer 7"),
+        ({"language": "Klingon!"}, "argument 'language': 'Klingon!' is not a language code"),
+        ({"assetId": 12}, "argument 'assetId' must be a string, got integer 12"),
     ],
 )
 def test_bad_arguments_are_clear_errors(
@@ -282,7 +278,7 @@ def test_bad_arguments_are_clear_errors(
 ) -> None:
     workspace = new_workspace(tmp_path / "data")
     workspace.add(speech_file[0])
-    with pytest.raises(TranscriptionError, match=expected):
+    with pytest.raises(ToolArgumentsError, match=expected):
         run_transcribe_tool(args, workspace.env())
 
 

@@ -7,8 +7,11 @@ import json
 import pkgutil
 from typing import get_args
 
+from pydantic import Field
+
 import agent_app
 from agent_app import types
+from agent_app.tool_args import ToolArgs
 from agent_app.types import (
     AgentContext,
     ChatMessage,
@@ -19,7 +22,6 @@ from agent_app.types import (
     ToolCall,
     ToolDefinition,
     ToolEnvironment,
-    ToolParameter,
     ToolResult,
 )
 
@@ -96,12 +98,13 @@ def test_camel_case_wire_form_round_trips_both_ways() -> None:
 
 
 def test_tool_definition_exports_a_schema_without_the_callable() -> None:
-    parameter = ToolParameter(key="assetId", type="string", required=True, description="which asset")
+    class Args(ToolArgs):
+        asset_id: str = Field(description="which asset")
 
-    def execute(args: dict[str, object], env: ToolEnvironment) -> object:
+    def execute(args: Args, env: ToolEnvironment) -> object:
         return args
 
-    tool = ToolDefinition(name="t", description="d", parameters=[parameter], execute=execute)
+    tool = ToolDefinition(name="t", description="d", arguments=Args, execute=execute)
     schema = tool.to_schema()
     assert schema.to_wire() == {
         "name": "t",

@@ -4,6 +4,7 @@ and the tool environment a page or the orchestrator would hand the tool."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,15 +12,23 @@ from typing import Any
 import av
 import numpy as np
 
-from agent_app.media.transcription import run_transcribe_tool
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+from agent_app.validation import parse_tool_args
+from plugins.transcribe_video import TRANSCRIBE_VIDEO
 from tests.media_factory import FloatArray, speak
 
 SETTINGS = ("TRANSCRIBE_BACKEND", "TRANSCRIBE_MODEL", "TRANSCRIBE_API_KEY", "TRANSCRIBE_BASE_URL",
             "LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL", "GOOGLE_GEMINI_BASE_URL",
             "GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")  # fmt: skip
 """Every setting or SDK environment variable that could redirect a transcription; tests clear them."""
+
+
+def run_transcribe_tool(args: Mapping[str, object], env: ToolEnvironment) -> dict[str, Any]:
+    """The ``transcribe_video`` tool run as the orchestrator runs it: the arguments validated by its model
+    (:class:`~agent_app.validation.ToolArgumentsError` when they do not suit it), then the tool executed."""
+    result: dict[str, Any] = TRANSCRIBE_VIDEO.execute(parse_tool_args(TRANSCRIBE_VIDEO, args), env)
+    return result
 
 
 @dataclass

@@ -16,7 +16,6 @@ from agent_app.clock import clock_text
 from agent_app.media.audio import AudioSource
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
 from agent_app.media.backends.config import create_backend
-from agent_app.media.language import language_code
 from agent_app.media.media_errors import MediaError
 from agent_app.media.transcript import Transcript, TranscriptSegment, clamp_segments
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
@@ -46,12 +45,9 @@ def _asset_list(assets: list[MediaAsset]) -> str:
     return "; ".join(f"{a.id} ({a.name})" for a in assets) or "none"
 
 
-def resolve_asset(args: dict[str, Any], env: ToolEnvironment) -> MediaAsset:
-    """The asset named by ``assetId``; else the active asset; else the only one; else an error listing them."""
+def resolve_asset(asset_id: str | None, env: ToolEnvironment) -> MediaAsset:
+    """The asset named by ``asset_id``; else the active asset; else the only one; else an error listing them."""
     assets = list(env.context.media_assets) if env.context is not None else []
-    asset_id = args.get("assetId")
-    if asset_id is not None and not isinstance(asset_id, str):
-        raise TranscriptionError("assetId must be a string")
     if asset_id:
         for asset in assets:
             if asset.id == asset_id:
@@ -74,27 +70,6 @@ def resolve_asset(args: dict[str, Any], env: ToolEnvironment) -> MediaAsset:
     )
 
 
-def _optional_ms(args: dict[str, Any], key: str) -> int | None:
-    value = args.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise TranscriptionError(f"{key} must be a non-negative number of milliseconds, not {value!r}")
-    return round(value)
-
-
-def _language(args: dict[str, Any]) -> str | None:
-    value = args.get("language")
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise TranscriptionError("language must be a string such as 'en'")
-    try:
-        return language_code(value)
-    except ValueError as exc:
-        raise TranscriptionError(f"language: {exc}") from exc
-
-
 def _scaled(report: Callable[[float, str], None], low: float, high: float, message: str) -> Callable[[float], None]:
     return lambda fraction: report(low + (high - low) * min(1.0, max(0.0, fraction)), message)
 
@@ -110,8 +85,6 @@ def transcribe_asset(
 ) -> tuple[Transcript, bool]:
     """The transcript of ``asset`` (or its range) and whether it came from the cache."""
     start = start_ms or 0
-    if end_ms is not None and end_ms <= start:
-        raise TranscriptionError(f"endMs ({end_ms}) must be greater than startMs ({start})")
     path = env.media.media_path(asset.id) if env.media is not None else None
     if path is None or not path.is_file():
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: its media file is missing from storage")
@@ -237,13 +210,3 @@ def tool_result(
     if transcript.notes:
         result["note"] = " ".join([*transcript.notes, result.get("note", "")]).strip()
     return result
-
-
-def run_transcribe_tool(args: dict[str, Any], env: ToolEnvironment) -> dict[str, Any]:
-    """``transcribe_video``'s ``execute``: arguments in, bounded camelCase result out."""
-    language = _language(args)
-    start_ms = _optional_ms(args, "startMs")
-    end_ms = _optional_ms(args, "endMs")
-    asset = resolve_asset(args, env)
-    transcript, cached = transcribe_asset(env, asset, language=language, start_ms=start_ms, end_ms=end_ms)
-    return tool_result(asset, transcript, cached)

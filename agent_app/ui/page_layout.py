@@ -110,7 +110,7 @@ def render_page() -> None:
                 context=workspace.context(assets), media=media, data_dir=workspace.storage.data_dir
             )
             seek = functools.partial(player.seek, workspace)
-            render_transcript_panel(active, environment, registry, seek, transcript if active is shown else None)
+            render_transcript_panel(active, environment, seek, transcript if active is shown else None)
     with right:
         if not status.configured:
             st.info(sidebar.missing_settings_text(status) + sidebar.SETTINGS_HELP, icon=":material/key_off:")

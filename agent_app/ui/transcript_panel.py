@@ -1,6 +1,6 @@
 """The transcript panel under the player: the asset's cached transcript as clickable timestamped
 segments (searchable, paged by stretches of the clip, the one at the playhead marked and kept in view), a
-Transcribe button that runs the ``transcribe_video`` tool directly (no LLM needed), and downloads as SRT,
+Transcribe button (the media call the ``transcribe_video`` tool makes, without an LLM), and downloads as SRT,
 WebVTT and plain text, written when clicked.
 
 It reads the full transcript from the transcript cache, never from the chat: the model only ever sees
@@ -22,7 +22,7 @@ import streamlit as st
 from agent_app.media.subtitles import to_srt, to_text, to_vtt
 from agent_app.media.transcript import Transcript
 from agent_app.media.transcript_cache import load_full_transcript
-from agent_app.registry import ToolRegistry
+from agent_app.media.transcription import transcribe_asset
 from agent_app.types import MediaAsset, MediaLibrary, ToolEnvironment
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration
 from agent_app.ui.pickers import unique_labels
@@ -35,8 +35,6 @@ from agent_app.ui.transcript_view import (
     search_words,
     segment_at,
 )
-
-TOOL_NAME = "transcribe_video"
 
 
 @dataclass(frozen=True)
@@ -65,19 +63,16 @@ def transcript_exports(transcript: Transcript, asset_name: str) -> list[Transcri
     ]
 
 
-def _run_tool(asset: MediaAsset, env: ToolEnvironment, registry: ToolRegistry, key: str) -> None:
-    """Run ``transcribe_video`` for ``asset`` with a progress bar; errors are shown, not raised."""
-    tool = registry.get(TOOL_NAME)
-    if tool is None:
-        st.error(f"The {TOOL_NAME} tool is not enabled (AGENT_ENABLED_TOOLS).", icon=":material/error:")
-        return
+def _transcribe(asset: MediaAsset, env: ToolEnvironment, key: str) -> None:
+    """Transcribe ``asset`` with a progress bar (the same media call the ``transcribe_video`` tool makes,
+    so the two share the cache); errors are shown, not raised."""
     bar = st.progress(0.0, text="Starting")
 
     def report(fraction: float, message: str) -> None:
         bar.progress(min(1.0, max(0.0, fraction)), text=message)
 
     try:
-        tool.execute({"assetId": asset.id}, dataclasses.replace(env, report_progress=report))
+        transcribe_asset(dataclasses.replace(env, report_progress=report), asset)
     except Exception as exc:  # noqa: BLE001 - every failure is shown to the user, the page goes on
         bar.empty()
         st.session_state[f"{key}_error"] = str(exc)
@@ -199,7 +194,6 @@ def load_transcript(asset: MediaAsset, media: MediaLibrary, data_dir: Path) -> T
 def render_transcript_panel(
     asset: MediaAsset,
     env: ToolEnvironment,
-    registry: ToolRegistry,
     on_seek: Callable[[int], None],
     transcript: Transcript | None = None,
 ) -> None:
@@ -215,7 +209,7 @@ def render_transcript_panel(
         icon=":material/subtitles:",
         help="Runs offline by default; no chat needed. A file already transcribed is answered from the cache.",
     ):
-        _run_tool(asset, env, registry, key)
+        _transcribe(asset, env, key)
         transcript = load_full_transcript(env, asset.id)
     error = st.session_state.get(f"{key}_error")
     if error:
