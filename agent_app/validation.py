@@ -83,6 +83,8 @@ def _problem(error: ErrorDetails, declared: Mapping[str, ToolParameter]) -> str:
                 f"argument '{parameter.key}' must be {_TYPE_NAMES[parameter.type]}, "
                 f"got {json_type_name(value)} {_preview(value)}"
             )
+    if error["type"] == "value_error":  # the tool's own check: its message says what was wrong
+        return f"argument '{_path(location)}': {message}"
     return f"argument '{_path(location)}': {message} (got {_preview(value)})"
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from agent_app.media.transcription import TranscriptionError
+from agent_app.validation import ToolArgumentsError
 from tests.media_factory import SENTENCES, FloatArray, espeak_available, word_error_rate, write_audio_file
 from tests.transcribe_support import placed_speech, spoken, transcribe_upload
 
@@ -163,5 +164,5 @@ def test_another_language_on_the_local_backend_says_what_to_do(language: str, sh
 
 @pytest.mark.parametrize("language", ["please transcribe", "e", "12"])
 def test_a_language_that_is_not_one_is_a_clear_error(language: str, short_talk: Path, tmp_path: Path) -> None:
-    with pytest.raises(TranscriptionError, match="language"):
+    with pytest.raises(ToolArgumentsError, match=f"argument 'language': '{language}' is not a language code"):
         transcribe_upload(short_talk, tmp_path / "data", language=language)
