@@ -426,7 +426,8 @@ PROVIDER_FAILURES = {
 def test_page_says_which_provider_failure_it_was_and_what_to_do(
     failure: str, data_dir: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("LLM_TIMEOUT_SECONDS", "0.5")
+    if failure == "timeout":
+        monkeypatch.setenv("LLM_TIMEOUT_SECONDS", "0.5")
     reply, which, what_to_do = PROVIDER_FAILURES[failure]
     fake_llm.chat.push(reply)
     at = send(new_page(), "Summarise my clip")

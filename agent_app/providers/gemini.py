@@ -25,6 +25,7 @@ the configuration.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Any, assert_never
@@ -33,6 +34,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as gt
 from pydantic import ValidationError
+from pydantic_core import to_json
 
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
@@ -115,7 +117,14 @@ def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
 
 def request_config(instruction: str, tool_schemas: Sequence[ToolSchema]) -> gt.GenerateContentConfig:
     """The request's config: system instruction, declarations, automatic function calling off."""
-    declarations = [tool_schema_to_gemini(schema) for schema in tool_schemas]
+    return _config(instruction, tuple(schema.model_dump_json() for schema in tool_schemas))
+
+
+@functools.lru_cache(maxsize=64)
+def _config(instruction: str, schemas_json: tuple[str, ...]) -> gt.GenerateContentConfig:
+    """Built once per prompt and tool set (a tool loop sends the same ones every request; see :func:`_content`
+    for why google-genai's models are worth building once)."""
+    declarations = [tool_schema_to_gemini(ToolSchema.model_validate_json(text)) for text in schemas_json]
     return gt.GenerateContentConfig(
         system_instruction=instruction or None,
         tools=[gt.Tool(function_declarations=declarations)] if declarations else None,
@@ -123,9 +132,38 @@ def request_config(instruction: str, tool_schemas: Sequence[ToolSchema]) -> gt.G
     )
 
 
-def _stored_turn(message: ChatMessage) -> dict[str, Any] | None:
+Json = dict[str, Any]
+
+
+@functools.lru_cache(maxsize=128)
+def _content(content_json: bytes) -> gt.Content:
+    """One validated ``Content`` per distinct JSON text. Why a cache: google-genai validates every model it
+    builds (a dozen per turn, 10-60 µs each), and a tool loop resends the whole history on every request;
+    ``bench/bench_provider_loop.py`` misses its 0.3 ms target without it. The SDK only reads the objects."""
+    return gt.Content.model_validate_json(content_json)
+
+
+def _validated(content: Json) -> gt.Content:
+    return _content(to_json(content))
+
+
+def _stored_turn(message: ChatMessage) -> tuple[gt.Content, dict[str, str | None]] | None:
+    """Gemini's own ``Content`` of the turn and its call ids, when the metadata holds a valid one whose function
+    calls are this message's."""
     metadata = (message.provider_metadata or {}).get(METADATA_KEY)
-    return metadata if isinstance(metadata, dict) else None
+    raw = metadata.get("content") if isinstance(metadata, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    try:
+        content = _validated(raw)
+    except ValidationError:
+        return None
+    names = [part.function_call.name or "" for part in content.parts or [] if part.function_call is not None]
+    if names != [call.name for call in message.tool_calls or []]:
+        return None
+    call_ids = metadata.get("callIds") if isinstance(metadata, dict) else None
+    ids = {str(k): (str(v) if v else None) for k, v in call_ids.items()} if isinstance(call_ids, dict) else {}
+    return content, ids
 
 
 def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Content | None:
@@ -134,42 +172,26 @@ def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None]) -> g
     not this message's; no ids then, since those are ours and Gemini matches by name and order). ``None``
     for a turn with nothing in it: Gemini rejects an empty text part."""
     stored = _stored_turn(message)
-    if stored is not None and isinstance(stored.get("content"), dict):
-        try:
-            content: gt.Content | None = gt.Content.model_validate(stored["content"])
-        except ValidationError:
-            content = None
-        if content is not None and _call_names(content) == [call.name for call in message.tool_calls or []]:
-            call_ids = stored.get("callIds")
-            if isinstance(call_ids, dict):
-                gemini_ids.update({str(k): (str(v) if v else None) for k, v in call_ids.items()})
-            return content
+    if stored is not None:
+        gemini_ids.update(stored[1])
+        return stored[0]
+    parts: list[Json] = [{"text": message.content}] if message.content.strip() else []
     for call in message.tool_calls or []:
         gemini_ids[call.id] = None
-    return _rebuilt_turn(message)
+        parts.append({"function_call": {"name": call.name, "args": call.args}})
+    return _validated({"role": "model", "parts": parts}) if parts else None
 
 
-def _call_names(content: gt.Content) -> list[str]:
-    return [part.function_call.name or "" for part in content.parts or [] if part.function_call is not None]
-
-
-def _rebuilt_turn(message: ChatMessage) -> gt.Content | None:
-    parts = [gt.Part(text=message.content)] if message.content.strip() else []
-    for call in message.tool_calls or []:
-        parts.append(gt.Part(function_call=gt.FunctionCall(name=call.name, args=call.args)))
-    return gt.Content(role="model", parts=parts) if parts else None
-
-
-def _function_response(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Part:
+def _function_response(message: ChatMessage, gemini_ids: dict[str, str | None]) -> Json:
     result = message.tool_result
     if result is None:
         raise ProviderError("a tool message without a tool result cannot be sent")
-    payload: dict[str, Any] = {"error": result.error} if result.error is not None else {"output": result.result}
-    return gt.Part(
-        function_response=gt.FunctionResponse(
-            name=result.name, id=gemini_ids.get(result.tool_call_id), response=payload
-        )
-    )
+    payload: Json = {"error": result.error} if result.error is not None else {"output": result.result}
+    response: Json = {"name": result.name, "response": payload}
+    gemini_id = gemini_ids.get(result.tool_call_id)
+    if gemini_id:
+        response["id"] = gemini_id
+    return {"function_response": response}
 
 
 def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content], list[str]]:
@@ -182,27 +204,27 @@ def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content
     contents: list[gt.Content] = []
     system_texts: list[str] = []
     gemini_ids: dict[str, str | None] = {}
-    pending: list[gt.Part] = []
+    pending: list[Json] = []
     for message in messages:
         role = message.role
         if role == "tool":
             pending.append(_function_response(message, gemini_ids))
         elif role == "user":
             if message.content.strip():  # Gemini rejects an empty text part
-                pending.append(gt.Part(text=message.content))
+                pending.append({"text": message.content})
         elif role == "system":
             system_texts.append(message.content)
         elif role == "assistant":
             model_turn = _model_content(message, gemini_ids)
             if model_turn is not None:
                 if pending:
-                    contents.append(gt.Content(role="user", parts=pending))
+                    contents.append(_validated({"role": "user", "parts": pending}))
                     pending = []
                 contents.append(model_turn)
         else:
             assert_never(role)
     if pending:
-        contents.append(gt.Content(role="user", parts=pending))
+        contents.append(_validated({"role": "user", "parts": pending}))
     return contents, system_texts
 
 
