@@ -136,14 +136,13 @@ def test_new_chat_starts_empty_and_keeps_the_old_one(data_dir: Path, fake_llm: F
     at.button(key="chat_new").click().run()
     assert bubbles(at) == []
     assert "chat" not in at.query_params
-    assert [e.label for e in at.main.expander if e.label.startswith("Past conversations")] == ["Past conversations (1)"]
-    assert at.button(key=f"chat_open_{old_chat}").label.startswith("First question — 2 messages, ")
+    assert at.sidebar.button(key=f"conversations_open_{old_chat}").label.startswith("First question — 1 question · ")
     fake_llm.chat.push(openai_text("Second answer"))
     send(at, "Second question")
     assert bubbles(at) == [("user", "Second question"), ("assistant", "Second answer")]
     assert [m["content"] for m in fake_llm.chat.last.json["messages"] if m["role"] == "user"] == ["Second question"]
     assert at.query_params["chat"] != old_chat
-    at.button(key=f"chat_open_{old_chat}").click().run()
+    at.sidebar.button(key=f"conversations_open_{old_chat}").click().run()
     assert bubbles(at) == [("user", "First question"), ("assistant", "First answer")]
     assert at.query_params["chat"] == old_chat
 

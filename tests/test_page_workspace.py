@@ -140,7 +140,8 @@ def test_two_sessions_do_not_share_unsaved_state(data_dir: Path, fake_llm: FakeL
     assert bob.session_state["ws.playhead_ms"] == 0
     assert bubbles(bob) == []  # Bob's open chat is his own (empty) one
     assert "clip.mp4" in "\n".join(texts(bob.sidebar.markdown))  # saved media is shared by the project
-    assert "Past conversations (1)" in [e.label for e in bob.main.expander]
+    chat_id = alice.query_params["chat"]
+    assert bob.sidebar.button(key=f"conversations_open_{chat_id}").label.startswith("Alice asks — 1 question · ")
 
 
 def test_long_conversation_shows_only_the_last_page_with_show_older(data_dir: Path) -> None:

@@ -38,3 +38,5 @@ class Conversation(WireModel):
     created_at: int
     updated_at: int
     message_count: int = 0
+    question_count: int = 0
+    """The user's own messages: what a person counts in a chat (tool traffic is not a question)."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from agent_app.invisible_chars import strip_invisible
 
 MAX_NAME_LENGTH = 200
-TITLE_LENGTH = 80
+TITLE_LENGTH = 60
 
 
 def clean_name(name: str, fallback: str) -> str:
@@ -22,6 +24,27 @@ def display_file_name(file_name: str) -> str:
 
 
 def title_from(content: str) -> str:
-    """A conversation title from its first message: whitespace collapsed, cut with an ellipsis."""
-    collapsed = " ".join(content.split())
-    return collapsed if len(collapsed) <= TITLE_LENGTH else collapsed[: TITLE_LENGTH - 1] + "…"
+    """A conversation title from its first question: its first line, invisible characters dropped,
+    whitespace collapsed, cut at a word (not mid-word) with an ellipsis when longer than a sidebar line."""
+    first_line = next((line for line in content.splitlines() if line.strip()), "")
+    collapsed = " ".join(strip_invisible(first_line).split())
+    if len(collapsed) <= TITLE_LENGTH:
+        return collapsed
+    cut = collapsed[: TITLE_LENGTH - 1]
+    if collapsed[TITLE_LENGTH - 1] != " " and " " in cut[TITLE_LENGTH // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def fold_text(text: str | None) -> str:
+    """Lower case without accents, for matching what a user types against what was said."""
+    if not text:
+        return ""
+    if text.isascii():
+        return text.lower()
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
+
+
+def like_escape(text: str) -> str:
+    """``text`` matched literally inside an SQL ``LIKE … ESCAPE '\\'`` pattern."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

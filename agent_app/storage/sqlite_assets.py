@@ -7,7 +7,7 @@ from typing import BinaryIO
 
 from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import copy_limited, extension_of, max_upload_bytes, mime_type_for, probe_media
-from agent_app.storage.names import display_file_name
+from agent_app.storage.names import display_file_name, like_escape
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
 from agent_app.storage.sqlite_projects import require_project
 from agent_app.types import MediaAsset, new_id, now_ms
@@ -90,6 +90,31 @@ class AssetRows:
             .fetchall()
         )
         return [row_as(MediaAsset, row) for row in rows]
+
+    def find_assets(self, project_id: str, *, name_contains: str = "", limit: int, offset: int = 0) -> list[MediaAsset]:
+        """One page of the project's assets, newest first, whose name contains ``name_contains`` (any case):
+        what the library draws, so a rerun reads the same few rows with 10 assets or 2,000."""
+        rows = (
+            self._db.connection()
+            .execute(
+                "SELECT * FROM assets WHERE project_id = ? AND name LIKE ? ESCAPE '\\'"
+                " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                (project_id, f"%{like_escape(name_contains)}%", max(limit, 0), max(offset, 0)),
+            )
+            .fetchall()
+        )
+        return [row_as(MediaAsset, row) for row in rows]
+
+    def count_assets(self, project_id: str, *, name_contains: str = "") -> int:
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT COUNT(*) FROM assets WHERE project_id = ? AND name LIKE ? ESCAPE '\\'",
+                (project_id, f"%{like_escape(name_contains)}%"),
+            )
+            .fetchone()
+        )
+        return int(row[0])
 
     def remove_asset(self, asset_id: str) -> None:
         """Forget the asset and delete its file (the row first: a leftover file is harmless)."""

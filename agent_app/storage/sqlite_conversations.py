@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from agent_app.storage.base import NotFoundError
 from agent_app.storage.models import Conversation
-from agent_app.storage.names import title_from
+from agent_app.storage.names import clean_name, fold_text, like_escape, title_from
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
 from agent_app.storage.sqlite_projects import require_project
 from agent_app.types import ChatMessage, new_id, now_ms
 
 _CONVERSATION_COLUMNS = (
     "c.id, c.project_id, c.title, c.created_at, c.updated_at,"
-    " (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count"
+    " (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count,"
+    " (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.role = 'user') AS question_count"
 )
 
 
@@ -49,18 +51,55 @@ class ConversationRows:
         )
         return row_as(Conversation, row) if row else None
 
-    def list_conversations(self, project_id: str) -> list[Conversation]:
-        """The project's conversations, most recently active first."""
+    def list_conversations(self, project_id: str, *, limit: int | None = None) -> list[Conversation]:
+        """The project's conversations, most recently active first (the first ``limit`` of them)."""
         rows = (
             self._db.connection()
             .execute(
                 f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.project_id = ?"
-                " ORDER BY c.updated_at DESC, c.created_at DESC, c.id",
-                (project_id,),
+                " ORDER BY c.updated_at DESC, c.created_at DESC, c.id LIMIT ?",
+                (project_id, -1 if limit is None else max(limit, 0)),
             )
             .fetchall()
         )
         return [row_as(Conversation, row) for row in rows]
+
+    def search_conversations(self, project_id: str, words: Sequence[str], *, limit: int) -> list[Conversation]:
+        """The project's conversations whose title or messages (what was said, not the JSON around it)
+        contain every word of ``words`` (already folded: lower case, no accents), most recent first."""
+        db = self._db.connection()
+        db.create_function("agent_fold", 1, fold_text, deterministic=True)
+        said = (
+            "agent_fold(c.title) LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id"
+            " AND m.role IN ('user', 'assistant') AND agent_fold(json_extract(m.body, '$.content')) LIKE ? ESCAPE '\\')"
+        )
+        where = " AND ".join(f"({said})" for _ in words) or "1"
+        patterns = [f"%{like_escape(word)}%" for word in words for _ in range(2)]
+        rows = db.execute(
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.project_id = ? AND {where}"
+            " ORDER BY c.updated_at DESC, c.created_at DESC, c.id LIMIT ?",
+            (project_id, *patterns, max(limit, 0)),
+        ).fetchall()
+        return [row_as(Conversation, row) for row in rows]
+
+    def rename_conversation(self, conversation_id: str, title: str) -> Conversation:
+        """Give the conversation a title of the user's choosing (cleaned like every name)."""
+        with self._db.write() as db:
+            cursor = db.execute(
+                "UPDATE conversations SET title = ? WHERE id = ?", (clean_name(title, "Untitled"), conversation_id)
+            )
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"No conversation {conversation_id}")
+        renamed = self.get_conversation(conversation_id)
+        assert renamed is not None
+        return renamed
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Forget the conversation and all its messages (the media and transcripts stay)."""
+        with self._db.write() as db:
+            db.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            if db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)).rowcount == 0:
+                raise NotFoundError(f"No conversation {conversation_id}")
 
     def append_message(self, conversation_id: str, message: ChatMessage) -> None:
         """Store ``message`` (its camelCase JSON) at the end of the conversation.

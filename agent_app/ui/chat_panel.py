@@ -11,19 +11,19 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import streamlit as st
 
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.storage import ProjectMediaLibrary, StorageError
+from agent_app.storage.names import title_from
 from agent_app.stores import SessionState
 from agent_app.types import ChatClient, ChatMessage, MediaAsset
 from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
 from agent_app.ui.conversation_locks import conversation_lock
-from agent_app.ui.formatting import count_of, escape_markdown
+from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.live_status import LiveStatus
 from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
@@ -53,8 +53,6 @@ typed without tabbing through the whole sidebar."""
 HISTORY_HEIGHT = 560
 BUSY_WAIT_SECONDS = 600.0
 """How long a run waits for another tab's run in the same conversation (a long transcription)."""
-MAX_LISTED_CONVERSATIONS = 30
-"""Most recent first; a rerun draws at most this many buttons however long the project's history."""
 
 
 @dataclass(frozen=True)
@@ -83,26 +81,18 @@ def _new_chat(workspace: Workspace) -> None:
     reset_window(workspace.state)
 
 
-def _open_conversation(workspace: Workspace, conversation_id: str) -> None:
-    workspace.open_conversation(conversation_id)
-    reset_window(workspace.state)
-
-
 # --- drawing ----------------------------------------------------------------------------------------
 
 
-def _when(timestamp_ms: int) -> str:
-    return datetime.fromtimestamp(timestamp_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def render_header(workspace: Workspace, messages: list[ChatMessage], asking: str | None = None) -> None:
-    """Title of the open conversation (or of the one ``asking`` is starting), "New chat", and the list of
-    the project's conversations."""
-    conversations = workspace.conversations()
-    current = next((c for c in conversations if c.id == workspace.conversation_id), None)
+    """Title of the open conversation (or of the one ``asking`` is starting) and "New chat"; the project's
+    other conversations are in the sidebar (:mod:`~agent_app.ui.conversation_list`)."""
+    conversation_id = workspace.conversation_id
+    current = workspace.storage.get_conversation(conversation_id) if conversation_id is not None else None
     title_col, button_col = st.columns([3, 1], vertical_alignment="center")
     with title_col:
-        title = current.title if current is not None and current.title else (asking or _first_question(messages))
+        title = current.title if current is not None and current.title else ""
+        title = title or title_from(asking or _first_question(messages))
         st.subheader(escape_markdown(title) if title else "New chat", anchor=False)
     with button_col:
         st.button(
@@ -114,20 +104,6 @@ def render_header(workspace: Workspace, messages: list[ChatMessage], asking: str
             disabled=workspace.conversation_id is None and not messages,
             width="stretch",
         )
-    others = [c for c in conversations if c.id != workspace.conversation_id]
-    if others:
-        with st.expander(f"Past conversations ({len(others)})", icon=":material/history:"):
-            for conversation in others[:MAX_LISTED_CONVERSATIONS]:
-                st.button(
-                    f"{escape_markdown(conversation.title) or 'Untitled'} — "
-                    f"{count_of(conversation.message_count, 'message')}, {_when(conversation.updated_at)}",
-                    key=f"chat_open_{conversation.id}",
-                    on_click=_open_conversation,
-                    args=(workspace, conversation.id),
-                    type="tertiary",
-                )
-            if len(others) > MAX_LISTED_CONVERSATIONS:
-                st.caption(f"{count_of(len(others) - MAX_LISTED_CONVERSATIONS, 'older conversation')} not listed.")
 
 
 def _first_question(messages: list[ChatMessage]) -> str:

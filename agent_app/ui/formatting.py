@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, tzinfo
 
 from agent_app.clock import clock_text
 
@@ -49,3 +50,8 @@ def format_elapsed(duration_ms: int | None) -> str:
     if duration_ms < 60_000:
         return f"{duration_ms / 1000:.1f} s"
     return format_duration(duration_ms)
+
+
+def local_time(timestamp_ms: int, zone: tzinfo) -> str:
+    """A stored time (ms since the epoch) as the user's clock shows it: ``"30 Nov 2026, 14:05"``."""
+    return datetime.fromtimestamp(timestamp_ms / 1000, tz=zone).strftime("%d %b %Y, %H:%M").lstrip("0")

@@ -19,6 +19,7 @@ from agent_app.stores import SessionState
 from agent_app.types import ToolEnvironment
 from agent_app.ui import player, sidebar
 from agent_app.ui.chat_panel import Assistant, render_chat
+from agent_app.ui.conversation_list import render_conversations
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
 from agent_app.ui.session_workspace import Workspace
@@ -89,6 +90,7 @@ def render_page() -> None:
     with st.sidebar:
         st.title(PAGE_TITLE, anchor=False)
         sidebar.render_project(workspace)
+        render_conversations(workspace)
         sidebar.render_scenes(workspace)
         assets = workspace.assets()
         sidebar.render_media_library(workspace, assets)

@@ -1,0 +1,184 @@
+"""The project's conversations in the sidebar: search by words said in them, open one, and rename,
+export (Markdown, JSON with tool calls) or delete (after asking) the open one.
+
+Counts read as the user thinks of a chat ("3 questions": their own messages, not the tool traffic) and
+times are on the browser's clock (``st.context.timezone``). At most :data:`MAX_LISTED` conversations are
+drawn, newest first; older ones are found by searching, so a rerun costs the same with 10 or 1,000.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import UTC, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import streamlit as st
+
+from agent_app.storage import Conversation, StorageError
+from agent_app.ui.chat_history import reset_window
+from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
+from agent_app.ui.formatting import count_of, escape_markdown, local_time
+from agent_app.ui.session_workspace import Workspace
+from agent_app.ui.transcript_view import search_words
+
+MAX_LISTED = 20
+_SEARCH = "conversations_search"
+_RENAME = "conversations_rename"
+_CONFIRM_DELETE = "conversations.confirm_delete"
+_NOTICE = "conversations.notice"
+
+
+def browser_zone() -> tuple[tzinfo, str]:
+    """The browser's time zone and a suffix for times shown in it ("" when known, " UTC" when not)."""
+    name = st.context.timezone
+    if name:
+        try:
+            return ZoneInfo(name), ""
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return UTC, " UTC"
+
+
+def conversation_label(conversation: Conversation, zone: tzinfo, suffix: str) -> str:
+    """``"Harbour interview — 3 questions · 30 Nov 2026, 14:05"``."""
+    title = escape_markdown(conversation.title) or "Untitled"
+    when = local_time(conversation.updated_at, zone) + suffix
+    return f"{title} — {count_of(conversation.question_count, 'question')} · {when}"
+
+
+# --- callbacks ------------------------------------------------------------------------------------
+
+
+def _open(workspace: Workspace, conversation_id: str) -> None:
+    workspace.open_conversation(conversation_id)
+    reset_window(workspace.state)
+    workspace.state[_CONFIRM_DELETE] = None
+
+
+def _rename(workspace: Workspace) -> None:
+    conversation_id = workspace.conversation_id
+    title = str(st.session_state.get(_RENAME) or "").strip()
+    if conversation_id is None or not title:
+        workspace.state[_NOTICE] = "Type the conversation's new name first."
+        return
+    try:
+        workspace.storage.rename_conversation(conversation_id, title)
+    except StorageError as exc:
+        workspace.state[_NOTICE] = str(exc)
+        return
+    st.session_state[_RENAME] = ""
+
+
+def _ask_delete(workspace: Workspace, conversation_id: str | None) -> None:
+    workspace.state[_CONFIRM_DELETE] = conversation_id
+
+
+def _delete(workspace: Workspace, conversation_id: str) -> None:
+    workspace.state[_CONFIRM_DELETE] = None
+    try:
+        workspace.storage.delete_conversation(conversation_id)
+    except StorageError as exc:
+        workspace.state[_NOTICE] = str(exc)
+        return
+    if workspace.conversation_id == conversation_id:
+        workspace.new_chat()
+        reset_window(workspace.state)
+
+
+# --- drawing --------------------------------------------------------------------------------------
+
+
+def render_conversations(workspace: Workspace) -> None:
+    """The sidebar's conversation section (see the module docstring)."""
+    st.subheader("Conversations", divider="gray")
+    zone, suffix = browser_zone()
+    st.text_input(
+        "Search conversations",
+        key=_SEARCH,
+        placeholder="Words from a conversation",
+        icon=":material/search:",
+        label_visibility="collapsed",
+    )
+    words = search_words(str(st.session_state.get(_SEARCH) or ""))
+    project_id = workspace.project().id
+    if words:
+        found = workspace.storage.search_conversations(project_id, words, limit=MAX_LISTED + 1)
+        more = "+" if len(found) > MAX_LISTED else ""
+        st.caption(f"{count_of(min(len(found), MAX_LISTED), 'conversation')}{more} with those words")
+    else:
+        found = workspace.storage.list_conversations(project_id, limit=MAX_LISTED + 1)
+    current_id = workspace.conversation_id
+    for conversation in found[:MAX_LISTED]:
+        is_open = conversation.id == current_id
+        st.button(
+            conversation_label(conversation, zone, suffix),
+            key=f"conversations_open_{conversation.id}",
+            on_click=_open,
+            args=(workspace, conversation.id),
+            type="secondary" if is_open else "tertiary",
+            icon=":material/chat:" if is_open else None,
+            disabled=is_open,
+        )
+    if not words and len(found) > MAX_LISTED:
+        st.caption(f"Only the {MAX_LISTED} most recent are listed: search to find older ones.")
+    if not found and not words:
+        st.caption("No conversations yet: ask the assistant something.")
+    current = next((c for c in found if c.id == current_id), None)
+    if current is None and current_id is not None:
+        current = workspace.storage.get_conversation(current_id)
+    if current is not None:
+        _render_open_conversation(workspace, current, zone)
+    notice = workspace.state.pop(_NOTICE, None)
+    if notice:
+        st.error(escape_markdown(str(notice)), icon=":material/error:")
+
+
+def _render_open_conversation(workspace: Workspace, conversation: Conversation, zone: tzinfo) -> None:
+    """Rename, export and delete the open conversation."""
+    with st.expander("Rename, export or delete this chat", icon=":material/edit_note:"):
+        st.text_input("New name", key=_RENAME, placeholder=conversation.title or "Untitled")
+        st.button("Rename", key="conversations_rename_button", on_click=_rename, args=(workspace,))
+        messages = workspace.chat.messages
+        stem = export_file_stem(conversation.title)
+        with st.container(horizontal=True, gap="small"):
+            st.download_button(
+                "Markdown",
+                data=functools.partial(to_markdown, conversation.title, messages, zone),  # written on click
+                file_name=f"{stem}.md",
+                mime="text/markdown",
+                key="conversations_export_md",
+                icon=":material/download:",
+                on_click="ignore",
+            )
+            st.download_button(
+                "JSON",
+                data=functools.partial(to_json, conversation, conversation.title, messages),
+                file_name=f"{stem}.json",
+                mime="application/json",
+                key="conversations_export_json",
+                icon=":material/download:",
+                on_click="ignore",
+            )
+        if workspace.state.get(_CONFIRM_DELETE) != conversation.id:
+            st.button(
+                "Delete this chat",
+                key="conversations_delete",
+                icon=":material/delete:",
+                on_click=_ask_delete,
+                args=(workspace, conversation.id),
+            )
+            return
+        st.warning(
+            f"Delete “{escape_markdown(conversation.title) or 'Untitled'}” and its "
+            f"{count_of(conversation.message_count, 'message')}? This cannot be undone.",
+            icon=":material/delete:",
+        )
+        with st.container(horizontal=True, gap="small"):
+            st.button(
+                "Yes, delete",
+                key="conversations_delete_yes",
+                on_click=_delete,
+                args=(workspace, conversation.id),
+                type="primary",
+            )
+            st.button("Keep", key="conversations_delete_no", on_click=_ask_delete, args=(workspace, None))

@@ -1,0 +1,151 @@
+"""The sidebar's conversations with AppTest: short titles, counts of questions, times on the browser's clock,
+search by words said, rename, delete after asking, and Markdown/JSON exports with the tool calls."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from agent_app.storage import SqliteStorage
+from agent_app.storage.names import title_from
+from agent_app.types import ChatMessage, ToolCall, ToolResult
+from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
+from agent_app.ui.conversation_list import conversation_label
+from tests.fake_llm import FakeLLMServer, openai_text
+from tests.page_support import bubbles, configure_env, new_page, send
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
+    directory = tmp_path / "data"
+    configure_env(monkeypatch, directory, fake_llm)
+    return directory
+
+
+def seeded(data_dir: Path, chats: dict[str, list[ChatMessage]]) -> tuple[str, dict[str, str]]:
+    """A project with one stored conversation per title: (project id, title -> conversation id)."""
+    storage = SqliteStorage(data_dir)
+    project = storage.create_project("Harbour")
+    ids = {}
+    for title, messages in chats.items():
+        conversation = storage.create_conversation(project.id, title)
+        for message in messages:
+            storage.append_message(conversation.id, message)
+        ids[title] = conversation.id
+    storage.close()
+    return project.id, ids
+
+
+def tool_turn(question: str, answer: str) -> list[ChatMessage]:
+    """A question answered after one tool call: four messages, one question."""
+    call = ToolCall(id="call_1", name="transcribe_video", args={"assetId": "a1"})
+    result = ToolResult(tool_call_id="call_1", name="transcribe_video", result={"text": "hello"}, duration_ms=11)
+    return [
+        ChatMessage(role="user", content=question),
+        ChatMessage(role="assistant", tool_calls=[call]),
+        ChatMessage(role="tool", content="transcribe_video finished", tool_result=result),
+        ChatMessage(role="assistant", content=answer),
+    ]
+
+
+def test_a_new_conversation_gets_a_short_title_from_the_first_question() -> None:
+    assert title_from("  What is said\nin the clip?  ") == "What is said"  # the first line
+    long = "Please find every moment where the harbour master talks about the storm of 1987 and the boats"
+    title = title_from(long)
+    assert title.endswith("…") and len(title) <= 60 and long.startswith(title[:-1])
+    assert title[:-1] == title[:-1].rstrip() and " " + title[:-1].split()[-1] + " " in " " + long + " "  # whole words
+
+
+def test_counts_are_questions_and_times_are_on_the_browser_clock(data_dir: Path) -> None:
+    _, ids = seeded(data_dir, {"Storm": tool_turn("What about the storm?", "It was loud.")})
+    conversation = SqliteStorage(data_dir).get_conversation(ids["Storm"])
+    assert conversation is not None and conversation.question_count == 1 and conversation.message_count == 4
+    when = datetime(2026, 11, 30, 23, 30, tzinfo=UTC)
+    conversation = conversation.model_copy(update={"updated_at": int(when.timestamp() * 1000)})
+    assert conversation_label(conversation, ZoneInfo("Asia/Tokyo"), "") == "Storm — 1 question · 1 Dec 2026, 08:30"
+    assert conversation_label(conversation, UTC, " UTC").endswith("· 30 Nov 2026, 23:30 UTC")
+
+
+def test_the_sidebar_lists_conversations_and_opens_one(data_dir: Path) -> None:
+    project_id, ids = seeded(
+        data_dir,
+        {"Storm": tool_turn("What about the storm?", "It was loud."), "Boats": tool_turn("Which boats?", "Three.")},
+    )
+    at = new_page({"project": project_id, "chat": ids["Boats"]})
+    label = at.sidebar.button(key=f"conversations_open_{ids['Storm']}").label
+    assert label.startswith("Storm — 1 question · ") and label.endswith(" UTC")  # AppTest's browser has no zone
+    assert at.sidebar.button(key=f"conversations_open_{ids['Boats']}").disabled  # the open one
+    at.sidebar.button(key=f"conversations_open_{ids['Storm']}").click().run()
+    assert at.query_params["chat"] == ids["Storm"]
+    assert bubbles(at)[0] == ("user", "What about the storm?")
+
+
+def test_search_finds_conversations_by_words_in_their_messages(data_dir: Path) -> None:
+    project_id, ids = seeded(
+        data_dir,
+        {
+            "Storm": tool_turn("What about the storm?", "The lighthouse keeper was on the pier."),
+            "Boats": tool_turn("Which boats?", "Three trawlers."),
+            "Café": [ChatMessage(role="user", content="Where is the Café Hafen?")],
+        },
+    )
+    at = new_page({"project": project_id})
+    at.sidebar.text_input(key="conversations_search").set_value("LIGHTHOUSE pier").run()
+    listed = [b.key for b in at.sidebar.button if str(b.key).startswith("conversations_open_")]
+    assert listed == [f"conversations_open_{ids['Storm']}"]
+    assert "1 conversation with those words" in [c.value for c in at.sidebar.caption]
+    at.sidebar.text_input(key="conversations_search").set_value("cafe").run()  # accents do not matter
+    assert [b.key for b in at.sidebar.button if str(b.key).startswith("conversations_open_")] == [
+        f"conversations_open_{ids['Café']}"
+    ]
+    at.sidebar.text_input(key="conversations_search").set_value("role").run()  # the JSON's keys are not words said
+    assert not [b for b in at.sidebar.button if str(b.key).startswith("conversations_open_")]
+
+
+def test_rename_and_delete_after_asking(data_dir: Path) -> None:
+    project_id, ids = seeded(data_dir, {"Storm": tool_turn("What about the storm?", "Loud.")})
+    at = new_page({"project": project_id, "chat": ids["Storm"]})
+    at.sidebar.text_input(key="conversations_rename").set_value("Storm of 1987").run()
+    at.sidebar.button(key="conversations_rename_button").click().run()
+    storage = SqliteStorage(data_dir)
+    assert storage.get_conversation(ids["Storm"]).title == "Storm of 1987"  # type: ignore[union-attr]
+    assert at.sidebar.button(key=f"conversations_open_{ids['Storm']}").label.startswith("Storm of 1987 — ")
+
+    at.sidebar.button(key="conversations_delete").click().run()
+    assert storage.get_conversation(ids["Storm"]) is not None  # only asked so far
+    assert "Delete “Storm of 1987”" in at.sidebar.warning[0].value
+    at.sidebar.button(key="conversations_delete_no").click().run()
+    assert not at.sidebar.warning and storage.get_conversation(ids["Storm"]) is not None
+    at.sidebar.button(key="conversations_delete").click().run()
+    at.sidebar.button(key="conversations_delete_yes").click().run()
+    assert storage.get_conversation(ids["Storm"]) is None and storage.load_messages(ids["Storm"]) == []
+    assert bubbles(at) == [] and "chat" not in at.query_params
+
+
+def test_exports_as_markdown_and_json_with_the_tool_calls() -> None:
+    messages = [ChatMessage(role="user", content="# Not a heading\nline two $x$"), *tool_turn("Again?", "**Yes.**")]
+    for message in messages:
+        message.timestamp = int(datetime(2026, 11, 30, 12, 0, tzinfo=UTC).timestamp() * 1000)
+    markdown = to_markdown("Storm", messages, ZoneInfo("Europe/Berlin"))
+    assert markdown.startswith("# Storm\n")
+    assert "## You · 30 Nov 2026, 13:00\n\n```\n# Not a heading\nline two $x$\n```" in markdown  # as typed
+    assert '- Tool `transcribe_video` `{"assetId": "a1"}` — done in 11 ms' in markdown
+    assert "**Yes.**" in markdown
+    exported = json.loads(to_json(None, "Storm", messages))
+    calls = [m for m in exported["messages"] if m.get("toolCalls")]
+    assert calls[0]["toolCalls"][0] == {"id": "call_1", "name": "transcribe_video", "args": {"assetId": "a1"}}
+    results = [m for m in exported["messages"] if m["role"] == "tool"]
+    assert results[0]["toolResult"]["result"] == {"text": "hello"} and results[0]["toolResult"]["durationMs"] == 11
+    assert export_file_stem('Storm: "1987"/../x') == "Storm 1987 .. x" and export_file_stem("///") == "conversation"
+
+
+def test_the_open_conversation_offers_both_downloads(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.push(openai_text("Hello back"))
+    at = send(new_page(), "Hello there")
+    labels = [b.label for b in at.sidebar.download_button]
+    assert labels == ["Markdown", "JSON"]
+    assert [b.proto.deferred_file_id != "" for b in at.sidebar.download_button] == [True, True]  # written on click
