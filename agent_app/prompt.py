@@ -72,23 +72,34 @@ def _asset_lines(context: AgentContext) -> list[str]:
         active = [a for a in assets if a.id == context.active_asset_id][:1]
         assets = active + [a for a in assets if a.id != context.active_asset_id][: MAX_LISTED_ASSETS - len(active)]
     lines = [_asset_line(asset, context.active_asset_id) for asset in assets]
-    hidden = len(context.media_assets) - len(assets)
+    hidden = len(context.media_assets) - len(assets) + (context.unlisted_asset_count or 0)
     if hidden:
         lines.append(f"- ...and {hidden} more assets, not listed here; ask the user which one they mean.")
     return lines
+
+
+def _scene_line(context: AgentContext) -> str:
+    if not context.active_scene_id:
+        return "No active scene."
+    if context.active_scene_name:
+        return f"Active scene: {quote(context.active_scene_name)} (id {quote(context.active_scene_id)})."
+    return f"Active scene: {quote(context.active_scene_id)}."
 
 
 def _context_section(context: AgentContext | None) -> list[str]:
     if context is None:
         return ["No project is open; there are no media assets."]
     lines = [f"Project id: {quote(context.project_id)}."]
-    lines.append(f"Active scene: {quote(context.active_scene_id)}." if context.active_scene_id else "No active scene.")
+    lines.append(_scene_line(context))
     if context.media_assets:
         lines.append("Media assets of the project:")
         lines.extend(_asset_lines(context))
     else:
         lines.append("The project has no media assets yet; the user can upload videos in the sidebar.")
-    if context.active_asset_id and all(a.id != context.active_asset_id for a in context.media_assets):
+    player = next((a for a in context.media_assets if a.id == context.active_asset_id), None)
+    if player is not None:
+        lines.append(f"In the player: {quote(player.name)} (id {quote(player.id)}).")
+    elif context.active_asset_id:
         lines.append(f"Active asset id: {quote(context.active_asset_id)}.")
     lines.append(f"Playhead position: {format_ms(context.playback_time_ms)} ({context.playback_time_ms} ms).")
     return lines

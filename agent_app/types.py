@@ -154,7 +154,7 @@ class AgentContext(WireModel):
     """What the assistant knows of the user's workspace at the time of a request.
 
     ``active_asset_id`` extends the spec's four fields: the asset shown in the player, which tools
-    use when the model names none.
+    use when the model names none; ``active_scene_name`` and ``unlisted_asset_count`` extend them too.
     """
 
     project_id: str
@@ -162,6 +162,10 @@ class AgentContext(WireModel):
     media_assets: list[MediaAsset] = Field(default_factory=list)
     playback_time_ms: int = Field(default=0, ge=0)
     active_asset_id: str | None = None
+    active_scene_name: str | None = None
+    """The scene's name as the user sees it: "the intro scene" means nothing to a model given only an id."""
+    unlisted_asset_count: int | None = Field(default=None, ge=0)
+    """Assets of the project left out of ``media_assets`` (a large library is listed newest first, bounded)."""
 
 
 class ToolParameter(WireModel):

@@ -88,8 +88,8 @@ def test_context_lists_assets_scene_playhead_and_active_asset(storage: SqliteSto
     workspace.set_playhead(1500)
     context = workspace.context()
     assert context.project_id == project.id
-    assert context.active_scene_id == scene.id
-    assert [a.id for a in context.media_assets] == [first.id, second.id]
+    assert context.active_scene_id == scene.id and context.active_scene_name == "Intro"
+    assert [a.id for a in context.media_assets] == [second.id, first.id]  # newest first
     assert context.active_asset_id == second.id
     assert context.playback_time_ms == 1500
     storage.remove_asset(second.id)

@@ -126,7 +126,9 @@ def test_playhead_and_scene_reach_the_context(data_dir: Path, fake_llm: FakeLLMS
     send(at, "Where am I?")
     prompt = fake_llm.chat.last.json["messages"][0]["content"]
     assert "(2500 ms)" in prompt
-    assert f'Active scene: "{at.session_state["ws.scene_id"]}"' in prompt
+    assert f'Active scene: "Opening" (id "{at.session_state["ws.scene_id"]}").' in prompt  # its name, not only id
+    asset_id = at.session_state["ws.active_asset_id"]
+    assert f'In the player: "clip.mp4" (id "{asset_id}").' in prompt
 
 
 def test_two_sessions_do_not_share_unsaved_state(data_dir: Path, fake_llm: FakeLLMServer, clip: bytes) -> None:

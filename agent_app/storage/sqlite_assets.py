@@ -98,7 +98,7 @@ class AssetRows:
             self._db.connection()
             .execute(
                 "SELECT * FROM assets WHERE project_id = ? AND name LIKE ? ESCAPE '\\'"
-                " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                " ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
                 (project_id, f"%{like_escape(name_contains)}%", max(limit, 0), max(offset, 0)),
             )
             .fetchall()

@@ -19,7 +19,7 @@ from agent_app.registry import ToolRegistry
 from agent_app.storage import ProjectMediaLibrary, StorageError
 from agent_app.storage.names import title_from
 from agent_app.stores import SessionState
-from agent_app.types import ChatClient, ChatMessage, MediaAsset
+from agent_app.types import ChatClient, ChatMessage
 from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
 from agent_app.ui.conversation_locks import conversation_lock
@@ -111,7 +111,7 @@ def _first_question(messages: list[ChatMessage]) -> str:
     return next((m.content for m in messages if m.role == "user"), "")
 
 
-def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None) -> None:
+def _run(session: Workspace, assistant: Assistant, prompt: str | None) -> None:
     """Take the queued request, append the user's message (if any) and run the orchestrator with a
     live status box; then rerun the page (with any click made meanwhile, see :mod:`rerun_guard`)."""
     deferral = RerunDeferral()
@@ -124,7 +124,7 @@ def _run(session: Workspace, assistant: Assistant, assets: list[MediaAsset], pro
     chat.set_error(None)  # a new attempt: the last one's error no longer applies
     lock = _wait_for_other_tabs(workspace, prompt, deferral)
     try:
-        _ask(workspace, assistant, assets, prompt, deferral)
+        _ask(workspace, assistant, prompt, deferral)
     finally:
         lock.release()
     workspace.state[_REFOCUS] = True
@@ -165,9 +165,7 @@ def _wait_for_other_tabs(workspace: Workspace, prompt: str | None, deferral: Rer
     return lock
 
 
-def _ask(
-    workspace: Workspace, assistant: Assistant, assets: list[MediaAsset], prompt: str | None, deferral: RerunDeferral
-) -> None:
+def _ask(workspace: Workspace, assistant: Assistant, prompt: str | None, deferral: RerunDeferral) -> None:
     """Append the user's message (if any) and run the orchestrator with a live status box."""
     chat = workspace.chat
     try:
@@ -183,7 +181,7 @@ def _ask(
             with st.chat_message("user", avatar=USER_AVATAR):
                 st.markdown(chat_markdown(prompt))
     if chat.error is None:
-        workspace.agent.set_context(workspace.context(assets))
+        workspace.agent.set_context(workspace.context())
         box = None
         for _ in range(3):  # a held request fails the call that met it; the next call goes through
             with deferral.hold(), st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
@@ -202,7 +200,7 @@ def _ask(
         orchestrator.run()
 
 
-def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[MediaAsset]) -> None:
+def render_chat(workspace: Workspace, assistant: Assistant | None) -> None:
     """The chat column. ``assistant`` is ``None`` when the route client cannot be built at all."""
     state = workspace.state
     workspace.catch_up()  # another tab may have added to this conversation
@@ -229,7 +227,7 @@ def render_chat(workspace: Workspace, assistant: Assistant | None, assets: list[
             )
         render_history(state, messages)
         if running and assistant is not None:
-            _run(workspace, assistant, assets, prompt)  # ends with a rerun
+            _run(workspace, assistant, prompt)  # ends with a rerun
         _render_notices(workspace, messages)
         if state.pop(_REFOCUS, False):
             st.html(FOCUS_INPUT_SCRIPT, unsafe_allow_javascript=True)

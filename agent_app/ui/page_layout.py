@@ -16,11 +16,12 @@ from agent_app.plugins import ToolConfigurationError
 from agent_app.registry import ToolRegistry
 from agent_app.storage import ProjectMediaLibrary, StorageError, data_dir_setting
 from agent_app.stores import SessionState
-from agent_app.types import ToolEnvironment
+from agent_app.types import AgentContext, ToolEnvironment
 from agent_app.ui import player, sidebar
 from agent_app.ui.chat_panel import Assistant, render_chat
 from agent_app.ui.conversation_list import render_conversations
 from agent_app.ui.formatting import escape_markdown
+from agent_app.ui.library_panel import render_media_library
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.transcript_panel import load_transcript, render_transcript_panel
@@ -92,8 +93,7 @@ def render_page() -> None:
         sidebar.render_project(workspace)
         render_conversations(workspace)
         sidebar.render_scenes(workspace)
-        assets = workspace.assets()
-        sidebar.render_media_library(workspace, assets)
+        listed = render_media_library(workspace)
         sidebar.render_assistant(status, registry.names())
         if registry_problem is not None:
             st.error(registry_problem, icon=":material/extension_off:")
@@ -102,19 +102,25 @@ def render_page() -> None:
     with left:
         st.header(escape_markdown(project.name), anchor=False)
         media = ProjectMediaLibrary(workspace.storage, project.id)
-        shown = workspace.active_asset(assets)
+        shown = workspace.active_asset()
         transcript = load_transcript(shown, media, workspace.storage.data_dir) if shown is not None else None
         marks = [segment.start_ms for segment in transcript.segments] if transcript is not None else []
-        active = player.render_player(workspace, assets, marks)
+        active = player.render_player(workspace, shown, listed, marks)
         if active is not None:
-            # After the player: the playing video may just have reported a new position.
-            environment = ToolEnvironment(
-                context=workspace.context(assets), media=media, data_dir=workspace.storage.data_dir
+            # After the player: the playing video may just have reported a new position. The panel's tool
+            # run names its asset, so its context needs only that one (not the whole library).
+            context = AgentContext(
+                project_id=project.id,
+                active_scene_id=workspace.scene_id,
+                media_assets=[active],
+                playback_time_ms=workspace.playhead_ms,
+                active_asset_id=active.id,
             )
+            environment = ToolEnvironment(context=context, media=media, data_dir=workspace.storage.data_dir)
             seek = functools.partial(player.seek, workspace)
             render_transcript_panel(active, environment, seek, transcript if active is shown else None)
     with right:
         if not status.configured:
             st.info(sidebar.missing_settings_text(status) + sidebar.SETTINGS_HELP, icon=":material/key_off:")
-        render_chat(workspace, Assistant(get_chat_client(registry), registry), assets)
+        render_chat(workspace, Assistant(get_chat_client(registry), registry))
     write_url(workspace, state)

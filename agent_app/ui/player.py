@@ -49,11 +49,11 @@ def seek(workspace: Workspace, milliseconds: int) -> None:
 
 
 def render_player(
-    workspace: Workspace, assets: Sequence[MediaAsset], marks_ms: Sequence[int] = ()
+    workspace: Workspace, active: MediaAsset | None, choices: Sequence[MediaAsset], marks_ms: Sequence[int] = ()
 ) -> MediaAsset | None:
-    """Draw the asset picker, the player and the playhead; return the asset in the player. ``marks_ms``
-    are the starts of the transcript's segments: the playing video reports its position at each."""
-    active = workspace.active_asset(list(assets))
+    """Draw the asset picker (``active`` and ``choices``: what the library lists now, not the whole
+    library), the player and the playhead; return the asset in the player. ``marks_ms`` are the starts
+    of the transcript's segments: the playing video reports its position at each."""
     if active is None:
         st.info(
             "Upload a video or audio file in the sidebar's media library to see it here and ask the "
@@ -61,7 +61,9 @@ def render_player(
             icon=":material/movie:",
         )
         return None
-    names = {asset.id: asset.name for asset in assets}
+    names = {asset.id: asset.name for asset in choices}
+    if active.id not in names:  # chosen from a page of the library the sidebar no longer shows
+        names = {active.id: active.name} | names
     pick_by_id(
         st.selectbox,
         "In the player",

@@ -9,6 +9,7 @@ conversation are mirrored in the URL (``?project=…&chat=…``) by the page, an
 
 from __future__ import annotations
 
+from agent_app.prompt import MAX_LISTED_ASSETS
 from agent_app.storage import Conversation, NotFoundError, Project, Scene, Storage
 from agent_app.stores import AgentStore, ChatStore, SessionState
 from agent_app.types import AgentContext, MediaAsset
@@ -120,8 +121,8 @@ class Workspace:
         self.state[_PROJECT] = project_id
         scenes = self.storage.list_scenes(project_id)
         self.state[_SCENE] = scenes[0].id if scenes else None
-        assets = self.storage.list_assets(project_id)
-        self.state[_ASSET] = assets[0].id if assets else None
+        newest = self.storage.find_assets(project_id, limit=1)
+        self.state[_ASSET] = newest[0].id if newest else None
         self.state[_PLAYHEAD] = 0
 
     def open_conversation(self, conversation_id: str | None) -> None:
@@ -180,15 +181,18 @@ class Workspace:
     def assets(self) -> list[MediaAsset]:
         return self.storage.list_assets(self.project().id)
 
-    def active_asset(self, assets: list[MediaAsset] | None = None) -> MediaAsset | None:
-        """The asset in the player: the chosen one if it still exists, else the first."""
-        listed = assets if assets is not None else self.assets()
-        chosen = next((asset for asset in listed if asset.id == self.active_asset_id), None)
-        if chosen is None and listed:
-            chosen = listed[0]
-            self.state[_ASSET] = chosen.id
+    def active_asset(self) -> MediaAsset | None:
+        """The asset in the player: the chosen one if it is still in the project, else the newest.
+        Two indexed lookups, whatever the size of the library."""
+        project_id = self.project().id
+        chosen_id = self.active_asset_id
+        chosen = None
+        if chosen_id is not None and self.storage.asset_project_id(chosen_id) == project_id:
+            chosen = self.storage.get_asset(chosen_id)
         if chosen is None:
-            self.state[_ASSET] = None
+            newest = self.storage.find_assets(project_id, limit=1)
+            chosen = newest[0] if newest else None
+            self.state[_ASSET] = chosen.id if chosen is not None else None
         return chosen
 
     def select_asset(self, asset_id: str | None) -> None:
@@ -200,14 +204,22 @@ class Workspace:
         self.state[_PLAYHEAD] = max(0, int(milliseconds))
 
     # --- the assistant's view ---------------------------------------------------------------------
-    def context(self, assets: list[MediaAsset] | None = None) -> AgentContext:
-        """The :class:`AgentContext` of what the sidebar and player show right now."""
-        listed = assets if assets is not None else self.assets()
-        active = self.active_asset(listed)
+    def context(self) -> AgentContext:
+        """The :class:`AgentContext` of what the sidebar and player show right now: the project's newest
+        :data:`~agent_app.prompt.MAX_LISTED_ASSETS` assets (and the one in the player), the rest counted."""
+        project_id = self.project().id
+        listed = self.storage.find_assets(project_id, limit=MAX_LISTED_ASSETS)
+        total = len(listed) if len(listed) < MAX_LISTED_ASSETS else self.storage.count_assets(project_id)
+        active = self.active_asset()
+        if active is not None and all(asset.id != active.id for asset in listed):
+            listed.append(active)
+        scene = self.storage.get_scene(self.scene_id) if self.scene_id is not None else None
         return AgentContext(
-            project_id=self.project().id,
+            project_id=project_id,
             active_scene_id=self.scene_id,
+            active_scene_name=scene.name if scene is not None else None,
             media_assets=listed,
+            unlisted_asset_count=max(0, total - len(listed)) or None,
             playback_time_ms=self.playhead_ms,
             active_asset_id=active.id if active is not None else None,
         )
