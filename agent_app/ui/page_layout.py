@@ -30,24 +30,47 @@ PAGE_TITLE = "Agent Session Shell"
 _URL_WRITTEN = "ws.url_written"
 
 
+_URL_KEYS = ("project", "chat", "scene", "asset", "t")
+
+
 def _wanted_url(workspace: Workspace) -> dict[str, str]:
+    """What a reload or a shared link should bring back: project, conversation, active scene, the asset in
+    the player and the playhead (``t``, seconds to the millisecond)."""
     wanted = {"project": workspace.project().id}
-    if workspace.conversation_id is not None:
-        wanted["chat"] = workspace.conversation_id
+    for key, value in (
+        ("chat", workspace.conversation_id),
+        ("scene", workspace.scene_id),
+        ("asset", workspace.active_asset_id),
+    ):
+        if value is not None:
+            wanted[key] = value
+    if workspace.active_asset_id is not None and workspace.playhead_ms > 0:
+        wanted["t"] = f"{workspace.playhead_ms / 1000:g}"
     return wanted
 
 
 def _url_now() -> dict[str, str]:
-    """The ``project`` and ``chat`` parameters of the address as it is now."""
-    return {key: st.query_params[key] for key in ("project", "chat") if key in st.query_params}
+    """The parameters of the address this page reads, as it is now."""
+    return {key: st.query_params[key] for key in _URL_KEYS if key in st.query_params}
+
+
+def _seconds_ms(text: str | None) -> int | None:
+    """``t=8.146`` as 8146 ms; anything else (missing, negative, not a number) as ``None``."""
+    try:
+        seconds = float(text) if text else None
+    except ValueError:
+        return None
+    return round(seconds * 1000) if seconds is not None and 0 <= seconds < 1e9 else None
 
 
 def sync_from_url(workspace: Workspace, state: SessionState) -> None:
-    """Apply ``?project=…&chat=…`` when it did not come from this session (a reload, a shared link,
-    an edited address); a URL this session wrote is stale after a sidebar change and is ignored."""
+    """Apply the address when it did not come from this session (a reload, a shared link, an edited
+    address); a URL this session wrote is stale after a sidebar change and is ignored."""
     current = _url_now()
     if current != state.get(_URL_WRITTEN):
         workspace.sync_with_url(current.get("project"), current.get("chat"))
+        workspace.restore_view(current.get("scene"), current.get("asset"), _seconds_ms(current.get("t")))
+        player.seek(workspace, workspace.playhead_ms)  # the player starts where the link says
 
 
 def write_url(workspace: Workspace, state: SessionState) -> None:

@@ -111,6 +111,19 @@ class Workspace:
         if project_id and project_id != self.project_id and self.storage.get_project(project_id) is not None:
             self.open_project(project_id, open_latest_chat=not conversation_id)
 
+    def restore_view(self, scene_id: str | None, asset_id: str | None, playhead_ms: int | None) -> None:
+        """Bring back the scene, the asset in the player and the playhead a link names, each only when it
+        belongs to the open project (a stale or foreign id is ignored, like an unknown project)."""
+        project_id = self.project().id
+        if scene_id and scene_id != self.scene_id:
+            scene = self.storage.get_scene(scene_id)
+            if scene is not None and scene.project_id == project_id:
+                self.select_scene(scene_id)
+        if asset_id and self.storage.asset_project_id(asset_id) == project_id:
+            self.select_asset(asset_id)
+            if playhead_ms is not None:
+                self.set_playhead(playhead_ms)
+
     def open_project(self, project_id: str, *, open_latest_chat: bool = True) -> None:
         """Switch to ``project_id``: its first scene, first asset, and its latest chat (or a new one)."""
         self._enter_project(project_id)
