@@ -1,4 +1,5 @@
-"""Media times as people read them: one formatter for the page, the prompt, tool notes and subtitles."""
+"""Times as people read them: one formatter for media positions (page, prompt, tool notes, subtitles) and
+one for how long something took (tool notes and cards, exports)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,13 @@ def clock_text(ms: int, *, millis: str | None = None, hour_digits: int = 1) -> s
     if hours or hour_digits > 1:
         text = f"{hours:0{hour_digits}d}:{text}"
     return f"{text}{millis}{fraction:03d}" if millis is not None else text
+
+
+def elapsed_text(duration_ms: int) -> str:
+    """How long a tool ran, the one way the app writes it: ``"11 ms"``, ``"2.4 s"``, ``"1:05"`` past a minute
+    (never ``"0.0 s"`` for a quick call)."""
+    if duration_ms < 1000:
+        return f"{max(0, duration_ms)} ms"
+    if duration_ms < 60_000:
+        return f"{duration_ms / 1000:.1f} s"
+    return clock_text(duration_ms)

@@ -35,6 +35,7 @@ from typing import Protocol
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from agent_app.clock import elapsed_text
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.invisible_chars import escape_invisible
 from agent_app.prompt import escape_invisible_in
@@ -407,4 +408,4 @@ def summarize(result: ToolResult) -> str:
         return f"{result.name} failed: {error}"
     if result.duration_ms is None:
         return f"{result.name} finished"
-    return f"{result.name} finished in {result.duration_ms / 1000:.1f} s"
+    return f"{result.name} finished in {elapsed_text(result.duration_ms)}"

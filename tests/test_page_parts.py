@@ -15,9 +15,10 @@ from streamlit.runtime.scriptrunner import RerunData, RerunException
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Progress
 
+from agent_app.clock import elapsed_text
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.chat_history import group_turns, visible_slice
-from agent_app.ui.formatting import count_of, escape_markdown, format_duration, format_elapsed, format_size
+from agent_app.ui.formatting import count_of, escape_markdown, format_duration, format_size
 from agent_app.ui.live_status import status_label
 from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.recovery import is_unanswered, unfinished_calls
@@ -128,7 +129,7 @@ def test_formats() -> None:
     assert format_size(512) == "512 B"
     assert format_size(4_404_019) == "4.2 MB"
     assert format_size(3 * 1024**4) == "3072.0 GB"
-    assert format_elapsed(65_000) == "1:05"
+    assert elapsed_text(65_000) == "1:05"
     assert [count_of(n, "message") for n in (0, 1, 2)] == ["0 messages", "1 message", "2 messages"]
 
 
@@ -214,3 +215,13 @@ def test_chat_markdown_turns_images_into_links_outside_code() -> None:
     text = "a ![t](http://e/x.png) `![span](y)` \\![esc](z) ![ref][r]\n~~~\n![fenced](f)\n~~~\n![after](w)"
     expected = "a [t](http://e/x.png) `![span](y)` \\![esc](z) [ref][r]\n~~~\n![fenced](f)\n~~~\n[after](w)"
     assert chat_markdown(text) == expected
+
+
+def test_a_tool_note_and_its_card_write_the_duration_the_same_way() -> None:
+    from agent_app.orchestrator import summarize
+
+    call = ToolCall(id="c1", name="transcribe_video", args={})
+    for duration_ms, written in ((11, "11 ms"), (2_400, "2.4 s"), (65_000, "1:05")):
+        result = ToolResult(tool_call_id="c1", name="transcribe_video", result={}, duration_ms=duration_ms)
+        assert summarize(result) == f"transcribe_video finished in {written}"  # never "finished in 0.0 s"
+        assert card_label(call, result).endswith(f" · {written}")

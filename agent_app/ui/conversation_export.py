@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from datetime import tzinfo
 from pathlib import PurePath
 
+from agent_app.clock import elapsed_text
 from agent_app.storage import Conversation
 from agent_app.types import ChatMessage
-from agent_app.ui.formatting import format_elapsed, local_time
+from agent_app.ui.formatting import local_time
 
 _UNSAFE_FILE_CHARS = re.compile(r"[^\w\- .]+")
 
@@ -45,7 +46,7 @@ def _tool_lines(message: ChatMessage, results: dict[str, ChatMessage]) -> list[s
         elif result.error is not None:
             outcome = f"failed: {result.error}"
         else:
-            outcome = f"done in {format_elapsed(result.duration_ms)}" if result.duration_ms is not None else "done"
+            outcome = f"done in {elapsed_text(result.duration_ms)}" if result.duration_ms is not None else "done"
         lines.append(f"- Tool `{call.name}` `{arguments}` — {outcome}")
     return lines
 

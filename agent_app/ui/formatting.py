@@ -41,17 +41,6 @@ def format_size(size_bytes: int | None) -> str:
     raise AssertionError("unreachable")
 
 
-def format_elapsed(duration_ms: int | None) -> str:
-    """How long a tool ran: ``"350 ms"``, ``"2.4 s"``, ``"1:05"`` past a minute."""
-    if duration_ms is None:
-        return ""
-    if duration_ms < 1000:
-        return f"{duration_ms} ms"
-    if duration_ms < 60_000:
-        return f"{duration_ms / 1000:.1f} s"
-    return format_duration(duration_ms)
-
-
 def local_time(timestamp_ms: int, zone: tzinfo) -> str:
     """A stored time (ms since the epoch) as the user's clock shows it: ``"30 Nov 2026, 14:05"``."""
     return datetime.fromtimestamp(timestamp_ms / 1000, tz=zone).strftime("%d %b %Y, %H:%M").lstrip("0")

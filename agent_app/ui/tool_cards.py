@@ -11,8 +11,9 @@ from typing import Any
 
 import streamlit as st
 
+from agent_app.clock import elapsed_text
 from agent_app.types import ToolCall, ToolResult
-from agent_app.ui.formatting import escape_markdown, format_elapsed
+from agent_app.ui.formatting import escape_markdown
 
 MAX_RESULT_DISPLAY_CHARS = 20_000
 """Beyond this a result is shown as truncated text: a long transcript must not freeze the browser."""
@@ -26,7 +27,7 @@ def card_label(call: ToolCall, result: ToolResult | None) -> str:
         state = "failed"
     else:
         state = "done"
-    elapsed = format_elapsed(result.duration_ms) if result is not None else ""
+    elapsed = elapsed_text(result.duration_ms) if result is not None and result.duration_ms is not None else ""
     parts = [f"**{escape_markdown(call.name)}**", state]
     if elapsed:
         parts.append(elapsed)
