@@ -5,6 +5,7 @@ and a context-window refusal."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -97,3 +98,17 @@ def test_configuration_and_request_errors_carry_their_kind(llm_env: pytest.Monke
     with pytest.raises(ChatError) as empty:
         handle_chat(ChatRequest(messages=[]))
     assert empty.value.kind is ErrorKind.INVALID_REQUEST and empty.value.status == 400
+
+
+def test_an_unexpected_role_is_an_error_in_both_adapters() -> None:
+    """Roles are matched exhaustively: a role no branch knows (only a bypassed validation can make one) fails
+    loudly instead of being sent as some other role."""
+    from agent_app.providers.gemini import messages_to_gemini
+    from agent_app.providers.openai_compatible import messages_to_openai
+
+    robot: Any = "robot"
+    odd = ChatMessage.model_construct(id="m1", role=robot, content="beep")
+    with pytest.raises(AssertionError):
+        messages_to_openai("", [odd])
+    with pytest.raises(AssertionError):
+        messages_to_gemini([odd])
