@@ -19,8 +19,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from agent_app.media.transcript import Transcript, TranscriptSegment
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
+from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.storage import SqliteStorage
 from agent_app.types import MediaAsset
 

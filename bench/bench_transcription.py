@@ -33,7 +33,7 @@ from pathlib import Path
 
 from agent_app.media.audio import extract_audio
 from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
-from agent_app.media.transcript import TranscriptSegment
+from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
 from plugins.transcribe_video import TranscribeVideoArgs, transcribe_video

@@ -1,21 +1,31 @@
-"""``transcribe_video``: the speech of a project's video or audio asset as a timestamped transcript.
+"""``transcribe_video``: the speech of a project's video or audio asset as a timestamped transcript, sized
+for the model.
 
-The plugin declares the tool: its arguments (validated once, by :class:`TranscribeVideoArgs`, before the
-tool runs) and what a call does with them; the transcription itself is :mod:`agent_app.media`'s.
+The plugin owns what is the tool's: its arguments (validated once, by :class:`TranscribeVideoArgs`, before
+the tool runs), which asset a call means, and how much of a transcript goes back to the model. The
+transcription itself is reached through :mod:`agent_app.media`'s public API, the same the page's
+transcript panel uses, so the two share one cache.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from agent_app.media.language import language_code
-from agent_app.media.transcription import resolve_asset, tool_result, transcribe_asset
+from agent_app.clock import clock_text
+from agent_app.media import Transcript, TranscriptionError, TranscriptSegment, language_code, transcribe_asset
 from agent_app.plugins import hookimpl
 from agent_app.tool_args import ToolArgs
-from agent_app.types import ToolDefinition, ToolEnvironment
+from agent_app.types import MediaAsset, ToolDefinition, ToolEnvironment
+
+RESULT_TEXT_BUDGET = 8_000
+"""Characters of transcript text returned to the model (the segments repeat it, so the JSON is about
+twice this): roughly 10 minutes of speech, a few thousand tokens. The page keeps the full transcript."""
+MAX_RESULT_SEGMENTS = 120
+"""Above this many segments, neighbours are merged so timestamps stay useful without flooding the context."""
 
 
 class TranscribeVideoArgs(ToolArgs):
@@ -42,6 +52,89 @@ class TranscribeVideoArgs(ToolArgs):
         if end is not None and round(end) <= start:
             raise ValueError(f"endMs ({round(end)}) must be greater than startMs ({start})")
         return self
+
+
+def _asset_list(assets: list[MediaAsset]) -> str:
+    return "; ".join(f"{a.id} ({a.name})" for a in assets) or "none"
+
+
+def resolve_asset(asset_id: str | None, env: ToolEnvironment) -> MediaAsset:
+    """The asset named by ``asset_id``; else the active asset; else the only one; else an error listing them."""
+    assets = list(env.context.media_assets) if env.context is not None else []
+    if asset_id:
+        for asset in assets:
+            if asset.id == asset_id:
+                return asset
+        found = env.media.get_asset(asset_id) if env.media is not None else None
+        if found is not None:
+            return found
+        raise TranscriptionError(f"No media asset has id {asset_id!r}. The project's assets: {_asset_list(assets)}")
+    active_id = env.context.active_asset_id if env.context is not None else None
+    if active_id:
+        for asset in assets:
+            if asset.id == active_id:
+                return asset
+    if len(assets) == 1:
+        return assets[0]
+    if not assets:
+        raise TranscriptionError("The project has no media assets yet: upload a video or audio file first")
+    raise TranscriptionError(
+        f"Several assets could be meant; call transcribe_video again with assetId set to one of: {_asset_list(assets)}"
+    )
+
+
+def _merge(segments: list[TranscriptSegment], limit: int) -> list[TranscriptSegment]:
+    """Neighbouring segments joined in groups so at most ``limit`` remain."""
+    if len(segments) <= limit:
+        return segments
+    size = math.ceil(len(segments) / limit)
+    merged = []
+    for index in range(0, len(segments), size):
+        group = segments[index : index + size]
+        merged.append(
+            TranscriptSegment(start_ms=group[0].start_ms, end_ms=group[-1].end_ms, text=" ".join(s.text for s in group))
+        )
+    return merged
+
+
+def tool_result(
+    asset: MediaAsset, transcript: Transcript, cached: bool, budget: int = RESULT_TEXT_BUDGET
+) -> dict[str, Any]:
+    """The camelCase result for the model, bounded to ``budget`` characters of text."""
+    segments = _merge(transcript.segments, MAX_RESULT_SEGMENTS)
+    kept: list[TranscriptSegment] = []
+    used = 0
+    for segment in segments:
+        if kept and used + len(segment.text) + 1 > budget:
+            break
+        kept.append(segment)
+        used += len(segment.text) + 1
+    result: dict[str, Any] = {
+        "assetId": asset.id,
+        "durationMs": transcript.duration_ms,
+        "language": transcript.language,
+        "text": " ".join(s.text for s in kept),
+        "segments": [s.to_wire() for s in kept],
+        "cached": cached,
+        "backend": transcript.backend,
+    }
+    if not transcript.is_full:
+        result["startMs"] = transcript.start_ms
+        result["endMs"] = transcript.end_ms if transcript.end_ms is not None else transcript.duration_ms
+    if len(kept) < len(segments):
+        resume = segments[len(kept)].start_ms
+        result["truncated"] = True
+        result["note"] = (
+            f"Transcript cut at {clock_text(resume)} of {clock_text(transcript.duration_ms)} to fit; the page's "
+            f"transcript panel has all of it. Call transcribe_video with startMs={resume} to read on."
+        )
+    elif len(segments) < len(transcript.segments):
+        result["note"] = "Neighbouring segments were merged to keep the result short."
+    if not transcript.segments:
+        result["note"] = "No speech was recognized."
+    if transcript.notes:
+        result["note"] = " ".join([*transcript.notes, result.get("note", "")]).strip()
+    return result
 
 
 def transcribe_video(args: TranscribeVideoArgs, env: ToolEnvironment) -> dict[str, Any]:

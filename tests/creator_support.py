@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_app.media.transcript import Transcript, TranscriptSegment
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
+from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.storage import SqliteStorage
 from agent_app.types import MediaAsset
 from tests.media_samples import make_video

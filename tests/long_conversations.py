@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import base64
 
-from agent_app.media.transcript import Transcript, TranscriptSegment
-from agent_app.media.transcription import tool_result
+from agent_app.media import Transcript, TranscriptSegment
 from agent_app.types import AgentContext, ChatMessage, MediaAsset, ToolCall, ToolResult
+from plugins.transcribe_video import tool_result
 
 ASSET = MediaAsset(id="asset-interview", name="interview.mp4", kind="video", duration_ms=3_600_000)
 CONTEXT = AgentContext(project_id="project-1", media_assets=[ASSET], active_asset_id=ASSET.id)

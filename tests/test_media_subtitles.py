@@ -9,7 +9,7 @@ import srt
 import webvtt
 
 from agent_app.media.subtitles import to_srt, to_text, to_vtt
-from agent_app.media.transcript import Transcript, TranscriptSegment
+from agent_app.media.transcript_types import Transcript, TranscriptSegment
 
 
 def sample() -> Transcript:

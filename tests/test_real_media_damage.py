@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_app.media.transcription import TranscriptionError
+from agent_app.media import TranscriptionError
 from agent_app.storage import AssetRejectedError
 from tests.media_factory import SENTENCES, espeak_available, truncated_copy, word_error_rate, write_audio_file
 from tests.transcribe_support import spoken, transcribe_upload

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_app.media.transcription import TranscriptionError
+from agent_app.media import TranscriptionError
 from agent_app.validation import ToolArgumentsError
 from tests.media_factory import SENTENCES, FloatArray, espeak_available, word_error_rate, write_audio_file
 from tests.transcribe_support import placed_speech, spoken, transcribe_upload

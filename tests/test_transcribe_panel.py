@@ -12,7 +12,7 @@ import srt
 import webvtt
 from streamlit.testing.v1 import AppTest
 
-from agent_app.media.transcript import Transcript, TranscriptSegment
+from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.transcript_panel import transcript_exports

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from agent_app.media import TranscriptionError
 from agent_app.media.audio import extract_audio
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError
 from agent_app.media.backends.config import TranscribeSettings, create_backend, read_transcribe_settings
 from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
 from agent_app.media.backends.openai_api import OpenAITranscriptionBackend
-from agent_app.media.transcription import TranscriptionError
 from tests.fake_llm import (
     FakeLLMServer,
     RecordedRequest,

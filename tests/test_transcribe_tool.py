@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
+from agent_app.media import TranscriptionError, saved_transcript, transcribe_asset
 from agent_app.media.audio import AudioInput
-from agent_app.media.transcript import Transcript, TranscriptSegment
-from agent_app.media.transcript_cache import has_transcript, load_full_transcript
-from agent_app.media.transcription import MAX_RESULT_SEGMENTS, TranscriptionError, tool_result, transcribe_asset
+from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.plugins import build_tool_registry
 from agent_app.types import MediaAsset
 from agent_app.validation import ToolArgumentsError, parse_tool_args
+from plugins.transcribe_video import MAX_RESULT_SEGMENTS, tool_result
 from tests.media_factory import SENTENCES, silent_mp4, speech_mp4, word_error_rate
 from tests.transcribe_support import SETTINGS, Workspace, new_workspace, run_transcribe_tool
 
@@ -161,9 +161,7 @@ def test_a_range_of_a_transcribed_asset_comes_from_the_full_transcript(
 @pytest.mark.slow
 def test_the_page_sees_the_full_transcript(transcribed: tuple[Workspace, MediaAsset, dict[str, Any]]) -> None:
     workspace, asset, result = transcribed
-    env = workspace.env()
-    assert has_transcript(env, asset.id)
-    transcript = load_full_transcript(env, asset.id)
+    transcript = saved_transcript(workspace.storage, workspace.storage.data_dir, asset.id)
     assert transcript is not None and transcript.is_full
     assert [s.to_wire() for s in transcript.segments] == result["segments"]
 
@@ -171,8 +169,7 @@ def test_the_page_sees_the_full_transcript(transcribed: tuple[Workspace, MediaAs
 def test_an_asset_never_transcribed_has_no_transcript(tmp_path: Path) -> None:
     workspace = new_workspace(tmp_path / "data")
     asset = workspace.add(silent_mp4(tmp_path / "silent.mp4"))
-    assert not has_transcript(workspace.env(), asset.id)
-    assert load_full_transcript(workspace.env(), asset.id) is None
+    assert saved_transcript(workspace.storage, workspace.storage.data_dir, asset.id) is None
 
 
 @pytest.mark.slow

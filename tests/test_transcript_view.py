@@ -3,7 +3,7 @@ playhead."""
 
 from __future__ import annotations
 
-from agent_app.media.transcript import TranscriptSegment
+from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.ui.transcript_view import (
     highlighted,
     matching_indexes,

@@ -1,2 +1,25 @@
-"""Media work for the tools: audio extraction (PyAV), transcription backends, the transcript cache and
-subtitle export. See :mod:`agent_app.media.transcription` for the ``transcribe_video`` tool's logic."""
+"""Media work: audio extraction (PyAV), transcription backends, the transcript cache, subtitle export.
+
+What a tool plugin or the page uses is exported here and nowhere else: transcribe an asset (from the cache
+when it was transcribed before), read an asset's saved transcript, the transcript's types, its exports,
+and the language normalization the transcription arguments share. The modules behind it are the
+package's inside and may change shape.
+"""
+
+from agent_app.media.language import language_code
+from agent_app.media.subtitles import to_srt, to_text, to_vtt
+from agent_app.media.transcriber import TranscriptionError, transcribe_asset
+from agent_app.media.transcript_cache import saved_transcript
+from agent_app.media.transcript_types import Transcript, TranscriptSegment
+
+__all__ = [
+    "Transcript",
+    "TranscriptSegment",
+    "TranscriptionError",
+    "language_code",
+    "saved_transcript",
+    "to_srt",
+    "to_text",
+    "to_vtt",
+    "transcribe_asset",
+]

@@ -8,7 +8,7 @@ sanitized: a blank line would end a cue early, and in WebVTT ``-->`` and ``<``/`
 from __future__ import annotations
 
 from agent_app.clock import clock_text
-from agent_app.media.transcript import Transcript, TranscriptSegment
+from agent_app.media.transcript_types import Transcript, TranscriptSegment
 
 _MIN_CUE_MS = 1
 """Players drop zero-length cues; a segment reported as an instant still shows for a moment."""

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_app.file_hash import sha256_of
-from agent_app.media.transcript import Transcript, TranscriptSegment
-from agent_app.types import ToolEnvironment
+from agent_app.media.transcript_types import Transcript, TranscriptSegment
+from agent_app.types import MediaLibrary
 
 DB_FILENAME = "transcripts.sqlite3"
 
@@ -177,24 +177,12 @@ def slice_transcript(transcript: Transcript, start_ms: int, end_ms: int | None) 
     return transcript.model_copy(update={"segments": segments, "start_ms": start_ms, "end_ms": end_ms})
 
 
-def _asset_path(env: ToolEnvironment, asset_id: str) -> Path | None:
-    if env.data_dir is None or env.media is None:
+def saved_transcript(media: MediaLibrary, data_dir: Path, asset_id: str) -> Transcript | None:
+    """The asset's cached whole-media transcript, or ``None``. Cheap (a stat and two indexed queries) and
+    never hashes a file: an asset whose file was never transcribed has no memoized hash, so no transcript."""
+    path = media.media_path(asset_id)
+    if path is None or not path.is_file():
         return None
-    path = env.media.media_path(asset_id)
-    return path if path is not None and path.is_file() else None
-
-
-def load_full_transcript(env: ToolEnvironment, asset_id: str) -> Transcript | None:
-    """The asset's cached whole-media transcript, or ``None``. Never hashes a file: an asset whose file
-    was never transcribed has no memoized hash and therefore no transcript."""
-    path = _asset_path(env, asset_id)
-    if path is None or env.data_dir is None:
-        return None
-    cache = TranscriptCache(env.data_dir)
+    cache = TranscriptCache(data_dir)
     digest = cache.cached_hash(path)
     return cache.latest_full(digest) if digest is not None else None
-
-
-def has_transcript(env: ToolEnvironment, asset_id: str) -> bool:
-    """Whether the asset has a cached whole-media transcript (cheap: one stat and two indexed queries)."""
-    return load_full_transcript(env, asset_id) is not None

@@ -12,6 +12,7 @@ import functools
 import streamlit as st
 
 from agent_app.llm_config import llm_status
+from agent_app.media import saved_transcript
 from agent_app.plugins import ToolConfigurationError
 from agent_app.registry import ToolRegistry
 from agent_app.storage import ProjectMediaLibrary, StorageError, data_dir_setting
@@ -24,7 +25,7 @@ from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.library_panel import render_media_library
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
 from agent_app.ui.session_workspace import Workspace
-from agent_app.ui.transcript_panel import load_transcript, render_transcript_panel
+from agent_app.ui.transcript_panel import render_transcript_panel
 
 PAGE_TITLE = "Agent Session Shell"
 _URL_WRITTEN = "ws.url_written"
@@ -126,7 +127,7 @@ def render_page() -> None:
         st.header(escape_markdown(project.name), anchor=False)
         media = ProjectMediaLibrary(workspace.storage, project.id)
         shown = workspace.active_asset()
-        transcript = load_transcript(shown, media, workspace.storage.data_dir) if shown is not None else None
+        transcript = saved_transcript(media, workspace.storage.data_dir, shown.id) if shown is not None else None
         marks = [segment.start_ms for segment in transcript.segments] if transcript is not None else []
         active = player.render_player(workspace, shown, listed, marks)
         if active is not None:

@@ -15,15 +15,12 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import PurePath
 
 import streamlit as st
 
-from agent_app.media.subtitles import to_srt, to_text, to_vtt
-from agent_app.media.transcript import Transcript
-from agent_app.media.transcript_cache import load_full_transcript
-from agent_app.media.transcription import transcribe_asset
-from agent_app.types import MediaAsset, MediaLibrary, ToolEnvironment
+from agent_app.media import Transcript, saved_transcript, to_srt, to_text, to_vtt, transcribe_asset
+from agent_app.types import MediaAsset, ToolEnvironment
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration
 from agent_app.ui.pickers import unique_labels
 from agent_app.ui.transcript_view import (
@@ -185,10 +182,10 @@ def _render_segments(transcript: Transcript, env: ToolEnvironment, key: str, on_
             row.markdown(f"**{text}**" if index == current else text, width="stretch")
 
 
-def load_transcript(asset: MediaAsset, media: MediaLibrary, data_dir: Path) -> Transcript | None:
-    """The asset's whole transcript from the cache, if it was transcribed (the page reads it once per run,
-    for the player's segment marks and for the panel)."""
-    return load_full_transcript(ToolEnvironment(media=media, data_dir=data_dir), asset.id)
+def _saved(asset: MediaAsset, env: ToolEnvironment) -> Transcript | None:
+    if env.media is None or env.data_dir is None:
+        return None
+    return saved_transcript(env.media, env.data_dir, asset.id)
 
 
 def render_transcript_panel(
@@ -202,7 +199,7 @@ def render_transcript_panel(
     key = f"transcript_{asset.id}"
     st.subheader("Transcript", anchor=False)
     if transcript is None:
-        transcript = load_full_transcript(env, asset.id)
+        transcript = _saved(asset, env)
     if st.button(
         "Transcribe",
         key=f"{key}_run",
@@ -210,7 +207,7 @@ def render_transcript_panel(
         help="Runs offline by default; no chat needed. A file already transcribed is answered from the cache.",
     ):
         _transcribe(asset, env, key)
-        transcript = load_full_transcript(env, asset.id)
+        transcript = _saved(asset, env)
     error = st.session_state.get(f"{key}_error")
     if error:
         st.error(escape_markdown(str(error)), icon=":material/error:")  # it can quote a file name or arguments

@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_app.media.transcript import TranscriptSegment
+from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.ui.formatting import escape_markdown, format_duration
 
 SEGMENTS_PER_PAGE = 40

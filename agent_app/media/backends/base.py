@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agent_app.media.audio import AudioInput
-from agent_app.media.transcript import TranscriptSegment
+from agent_app.media.transcript_types import TranscriptSegment
 
 ChunkProgress = Callable[[float], None]
 """``on_progress(fraction)`` of the backend's own work, 0..1."""

@@ -19,7 +19,7 @@ from agent_app.media.audio import AudioInput
 from agent_app.media.backends.base import BackendRequestError, BackendResult, ChunkProgress, fraction_done
 from agent_app.media.backends.config import TranscribeSettings
 from agent_app.media.encode import OGG_MIME_TYPE, encoded_chunks
-from agent_app.media.transcript import TranscriptSegment
+from agent_app.media.transcript_types import TranscriptSegment
 
 CHUNK_SECONDS = 600.0
 TIMEOUT_MS = 300_000

@@ -30,7 +30,7 @@ import numpy as np
 from agent_app.media.audio import AudioInput
 from agent_app.media.backends.base import BackendResult, BackendUnavailableError, ChunkProgress, fraction_done
 from agent_app.media.boundaries import tighten
-from agent_app.media.transcript import TranscriptSegment
+from agent_app.media.transcript_types import TranscriptSegment
 
 MODEL_NAME = "moonshine-tiny-en"
 _BUNDLED_MODEL_DIR = "tiny-en"

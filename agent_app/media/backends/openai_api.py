@@ -18,7 +18,7 @@ from agent_app.media.backends.base import BackendRequestError, BackendResult, Ch
 from agent_app.media.backends.config import TranscribeSettings
 from agent_app.media.encode import encoded_chunks
 from agent_app.media.language import language_code
-from agent_app.media.transcript import TranscriptSegment
+from agent_app.media.transcript_types import TranscriptSegment
 
 CHUNK_SECONDS = 600.0
 TIMEOUT_SECONDS = 300.0
