@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 from agent_app.chat_handler import handle_chat
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.registry import ToolRegistry
-from agent_app.types import ChatRequest, ChatResponse
+from agent_app.types import CancelSignal, ChatRequest, ChatResponse
 
 DEFAULT_HTTP_TIMEOUT_SECONDS = 300.0
 
@@ -59,8 +60,10 @@ class InProcessChatClient:
     def __init__(self, registry: ToolRegistry | None = None) -> None:
         self._schemas = registry.to_tool_schemas() if registry is not None else None
 
-    def send(self, request: ChatRequest) -> ChatResponse:
-        return handle_chat(request, tool_schemas=self._schemas)
+    def send(
+        self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None, cancel: CancelSignal | None = None
+    ) -> ChatResponse:
+        return handle_chat(request, tool_schemas=self._schemas, on_text=on_text, cancel=cancel)
 
 
 class HttpChatClient:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.llm_config import (
@@ -23,8 +24,9 @@ from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
 from agent_app.prompt import build_system_prompt
 from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
+from agent_app.providers.provider_loop import RequestCancelledError, TextSink
 from agent_app.request_validation import check_chat_request
-from agent_app.types import ChatRequest, ChatResponse, ToolSchema
+from agent_app.types import CancelSignal, ChatMessage, ChatRequest, ChatResponse, ToolSchema
 
 logger = logging.getLogger(__name__)
 
@@ -57,25 +59,75 @@ def _schemas(tool_schemas: Sequence[ToolSchema] | None) -> list[ToolSchema]:
         raise ChatError(ErrorKind.TOOL_CONFIGURATION, f"Tool configuration error: {exc}") from None
 
 
-def handle_chat(request: ChatRequest, *, tool_schemas: Sequence[ToolSchema] | None = None) -> ChatResponse:
-    """Validation → configuration → adapter → system prompt + tool schemas → one provider call.
+@dataclass(frozen=True)
+class _Call:
+    """One provider request, ready to send."""
 
-    ``tool_schemas`` defaults to the enabled tools' (the page passes its own registry's, the same set).
-    Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets removed) and
-    raised with the spec's bare text and the failure's kind; anything unforeseen is a provider failure too.
-    """
+    config: LLMConfig
+    adapter: ProviderAdapter
+    messages: Sequence[ChatMessage]
+    system_prompt: str
+    tool_schemas: list[ToolSchema]
+
+
+def _prepare(request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None) -> _Call:
     check_chat_request(request)
     config, adapter = _configured_adapter()
     schemas = _schemas(tool_schemas)
+    return _Call(config, adapter, request.messages, build_system_prompt(request.context, schemas), schemas)
+
+
+def _failure(call: _Call, exc: Exception) -> ChatError:
+    """What a failed provider call becomes: logged with its cause, raised with the bare text and its kind."""
+    provider, model = call.config.provider, call.config.model
+    if isinstance(exc, RequestCancelledError):
+        return ChatError(ErrorKind.STOPPED, "Stopped before the answer was complete", partial_text=exc.partial_text)
+    if isinstance(exc, ProviderError):
+        logger.warning("LLM provider error (provider %s, model %s): %s", provider, model, exc)
+        return provider_failure(exc.kind, exc.partial_text)
+    logger.error("LLM provider error (provider %s, model %s): %s", provider, model, describe_failure(exc))
+    return provider_failure(ErrorKind.PROVIDER_FAILED)
+
+
+def handle_chat(
+    request: ChatRequest,
+    *,
+    tool_schemas: Sequence[ToolSchema] | None = None,
+    on_text: TextSink | None = None,
+    cancel: CancelSignal | None = None,
+) -> ChatResponse:
+    """Validation → configuration → adapter → system prompt + tool schemas → one streamed provider call.
+
+    ``tool_schemas`` defaults to the enabled tools' (the page passes its own registry's, the same set).
+    ``on_text`` gets each piece of the answer's text as it arrives (in this thread); once ``cancel`` is set
+    the provider's response is closed and a :class:`ChatError` of kind ``STOPPED`` raised with the text so
+    far. Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets removed) and
+    raised with the spec's bare text, the failure's kind and the text that had arrived; anything unforeseen
+    is a provider failure too. The answer carries the provider's token ``usage`` when it sent one.
+    """
+    call = _prepare(request, tool_schemas)
     try:
-        return adapter.chat(
-            request.messages, system_prompt=build_system_prompt(request.context, schemas), tool_schemas=schemas
+        return call.adapter.chat(
+            call.messages,
+            system_prompt=call.system_prompt,
+            tool_schemas=call.tool_schemas,
+            on_text=on_text,
+            cancel=cancel,
         )
-    except ProviderError as exc:
-        logger.warning("LLM provider error (provider %s, model %s): %s", config.provider, config.model, exc)
-        raise provider_failure(exc.kind) from None
     except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
-        logger.error(
-            "LLM provider error (provider %s, model %s): %s", config.provider, config.model, describe_failure(exc)
+        raise _failure(call, exc) from None
+
+
+async def handle_chat_async(
+    request: ChatRequest, *, tool_schemas: Sequence[ToolSchema] | None = None, on_text: TextSink | None = None
+) -> ChatResponse:
+    """:func:`handle_chat` for a caller on an event loop (the HTTP route): the provider call is awaited, no
+    thread is held; ``on_text`` is called on the caller's loop; cancelling the task closes the provider's
+    response."""
+    call = _prepare(request, tool_schemas)
+    try:
+        return await call.adapter.achat(
+            call.messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=on_text
         )
-        raise provider_failure(ErrorKind.PROVIDER_FAILED) from None
+    except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
+        raise _failure(call, exc) from None

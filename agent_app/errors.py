@@ -46,6 +46,8 @@ class ErrorKind(StrEnum):
     """An HTTP client could not reach the route, or could not read its answer (no HTTP status)."""
     SERVER_ERROR = "server_error"
     """An HTTP client got a 5xx it cannot tell apart (configuration or provider: the wire says only that)."""
+    STOPPED = "stopped"
+    """The caller stopped the request (Stop): the provider's response was closed, nothing failed."""
 
     @property
     def is_provider_failure(self) -> bool:
@@ -79,7 +81,11 @@ _KIND_OF_STATUS: dict[int, ErrorKind] = {
     413: ErrorKind.REQUEST_TOO_LARGE,
 }
 _STATUS: dict[ErrorKind, int] = {
-    **{kind: 502 for kind in ErrorKind if kind not in (ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR)},
+    **{
+        kind: 502
+        for kind in ErrorKind
+        if kind not in (ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR, ErrorKind.STOPPED)
+    },
     **{kind: status for status, kind in _KIND_OF_STATUS.items()},
 }
 
@@ -92,16 +98,24 @@ class ChatError(Exception):
 
     The message is safe to show and to send (it never holds a secret or a provider's text: provider
     failures all say :data:`PROVIDER_ERROR`). ``details`` lists ``{field, message}`` problems of an
-    invalid request. ``status`` is the HTTP status the route answered, when known.
+    invalid request. ``status`` is the HTTP status the route answered, when known. ``partial_text`` is the
+    answer's text that had streamed in before a provider failure or a Stop (never an answer by itself).
     """
 
     def __init__(
-        self, kind: ErrorKind, message: str, *, details: list[dict[str, str]] | None = None, status: int | None = None
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        details: list[dict[str, str]] | None = None,
+        status: int | None = None,
+        partial_text: str = "",
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.details = details
         self.status = status if status is not None else kind.http_status
+        self.partial_text = partial_text
 
     @property
     def message(self) -> str:
@@ -115,6 +129,6 @@ class ChatError(Exception):
         return body
 
 
-def provider_failure(kind: ErrorKind) -> ChatError:
+def provider_failure(kind: ErrorKind, partial_text: str = "") -> ChatError:
     """The error every provider failure becomes: its kind, and the spec's bare text."""
-    return ChatError(kind, PROVIDER_ERROR)
+    return ChatError(kind, PROVIDER_ERROR, partial_text=partial_text)

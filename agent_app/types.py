@@ -287,6 +287,22 @@ class ToolDefinition(Generic[ArgsT]):
 class ChatClient(Protocol):
     """How the orchestrator reaches ``POST /api/agent/chat``: in-process or over HTTP."""
 
-    def send(self, request: ChatRequest) -> ChatResponse:
-        """Send one request; raise :class:`~agent_app.errors.ChatError` on any API or network failure."""
+    def send(
+        self,
+        request: ChatRequest,
+        *,
+        on_text: Callable[[str], None] | None = None,
+        cancel: CancelSignal | None = None,
+    ) -> ChatResponse:
+        """Send one request; raise :class:`~agent_app.errors.ChatError` on any API or network failure.
+
+        ``on_text`` gets each piece of the answer's text as it arrives; once ``cancel`` is set the request
+        is abandoned at once (the provider's response closed) and a ``ChatError`` of kind ``stopped`` raised
+        with the text so far as its ``partial_text``."""
         ...
+
+
+class CancelSignal(Protocol):
+    """What stops a request: a :class:`threading.Event` (set by Stop), or anything with ``is_set``."""
+
+    def is_set(self) -> bool: ...

@@ -6,11 +6,12 @@ Why a second form of every answer: the adapters always stream, and a test script
 exactly as a real provider does. What is sent follows what the installed SDKs parse:
 
 * OpenAI (``openai/_streaming.py``): ``data: <ChatCompletionChunk JSON>`` events; the first delta carries
-  the role, text arrives as ``delta.content`` pieces, each tool call as a first delta with ``index``, ``id``,
-  ``type`` and ``function.name`` followed by ``function.arguments`` fragments of the same ``index``; the
-  last choice chunk carries ``finish_reason``; with ``stream_options.include_usage`` every chunk has
-  ``usage: null`` and a final chunk with ``choices: []`` carries the usage; then ``data: [DONE]``. An
-  event whose JSON has an ``error`` key is the SDK's ``APIError``.
+  the role, text (and a refusal) arrives as ``delta.content`` (``delta.refusal``) pieces, each tool call as a
+  first delta with ``index``, ``id``, ``type`` and ``function.name`` followed by ``function.arguments``
+  fragments of the same ``index``; the last choice chunk carries ``finish_reason``; with
+  ``stream_options.include_usage`` every chunk has ``usage: null`` and a final chunk with ``choices: []``
+  carries the usage; then ``data: [DONE]``. An event whose JSON has an ``error`` key is the SDK's
+  ``APIError``.
 * Gemini (``google/genai/_api_client.py``): ``data: <GenerateContentResponse JSON>`` events separated by a
   blank line; text parts arrive in pieces, each function call whole in its own event, a thought signature on
   the last piece of its part (or, as Gemini also does, on an empty text part of its own); every event has
@@ -108,6 +109,9 @@ def openai_stream_events(completion: dict[str, Any], script: StreamScript, inclu
     content = message.get("content")
     if isinstance(content, str) and content:
         chunks.extend(chunk({"content": piece}) for piece in split_text(content, script.pieces))
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        chunks.extend(chunk({"refusal": piece}) for piece in split_text(refusal, script.pieces))
     for index, call in enumerate(message.get("tool_calls") or []):
         function = call.get("function") or {}
         first = {"index": index, "id": call.get("id"), "type": "function"}

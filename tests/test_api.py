@@ -74,6 +74,7 @@ def test_valid_request_returns_provider_response(openai_llm: FakeLLMServer) -> N
     assert result.body == {
         "content": "",
         "toolCalls": [{"id": "call_9", "name": "transcribe_video", "args": {"assetId": "asset-a1"}}],
+        "usage": {"inputTokens": 10, "outputTokens": 5},
     }
     sent = openai_llm.chat.last.json
     system = sent["messages"][0]
@@ -82,7 +83,7 @@ def test_valid_request_returns_provider_response(openai_llm: FakeLLMServer) -> N
     assert sent["messages"][1] == {"role": "user", "content": "Hello"}
 
     openai_llm.chat.push(openai_text("Hi there"))
-    assert handle_chat_body(_hello()).body == {"content": "Hi there"}
+    assert handle_chat_body(_hello()).body == {"content": "Hi there", "usage": {"inputTokens": 10, "outputTokens": 5}}
 
 
 def test_invalid_request_returns_400(openai_llm: FakeLLMServer) -> None:

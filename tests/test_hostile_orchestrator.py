@@ -17,6 +17,7 @@ import pytest
 
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, MAX_CALLS_PER_ROUND, Orchestrator
+from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
 from agent_app.routes.chat import handle_chat_body
@@ -234,7 +235,7 @@ class _RepeatingClient:
     def __init__(self) -> None:
         self.sent: list[ChatRequest] = []
 
-    def send(self, request: ChatRequest) -> ChatResponse:
+    def send(self, request: ChatRequest, *, on_text: TextSink | None = None, cancel: object = None) -> ChatResponse:
         self.sent.append(request)
         if len(self.sent) <= 2:
             calls = [ToolCall(id="x", name="echo", args={"n": n}) for n in range(2)]

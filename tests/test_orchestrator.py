@@ -20,6 +20,7 @@ from agent_app.orchestrator import (
     OrchestratorBusyError,
 )
 from agent_app.plugins import build_tool_registry
+from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import (
@@ -47,7 +48,7 @@ class ScriptedClient:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
 
-    def send(self, request: ChatRequest) -> ChatResponse:
+    def send(self, request: ChatRequest, *, on_text: TextSink | None = None, cancel: object = None) -> ChatResponse:
         self.requests.append(request.to_wire())
         if not self.replies:
             raise AssertionError("the orchestrator sent more requests than scripted")

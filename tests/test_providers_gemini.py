@@ -50,7 +50,7 @@ def test_adapter_selected_by_config_gemini(gemini_llm: FakeLLMServer) -> None:
     adapter.chat([ChatMessage(role="user", content="Hi")])
     request = gemini_llm.gemini.last
     assert request.model == "fake-model"
-    assert request.path.endswith("/models/fake-model:generateContent")
+    assert request.path.endswith("/models/fake-model:streamGenerateContent")
     assert request.headers["x-goog-api-key"] == CANARY_API_KEY
 
 
@@ -254,7 +254,7 @@ def test_gemini_config_ignores_base_url(gemini_llm: FakeLLMServer, llm_env: pyte
     llm_env.setenv("LLM_BASE_URL", "http://127.0.0.1:9/never-used")
     assert load_llm_config().base_url is None
     assert _chat().content == "fake reply"
-    assert gemini_llm.gemini.last.path.endswith("/models/fake-model:generateContent")
+    assert gemini_llm.gemini.last.path.endswith("/models/fake-model:streamGenerateContent")
     assert all("never-used" not in request.path for request in gemini_llm.requests)
 
 

@@ -1,5 +1,5 @@
-"""The provider adapter interface: one method, ``chat(messages, *, system_prompt, tool_schemas)``, in the
-shared types (:class:`~agent_app.types.ChatMessage` in, :class:`~agent_app.types.ChatResponse` out).
+"""The provider adapter interface: one streamed request, ``stream(messages, *, system_prompt, tool_schemas,
+on_text)``, in the shared types (:class:`~agent_app.types.ChatMessage` in, :class:`~agent_app.types.ChatResponse` out).
 
 Why: the handler must not know any provider's wire format, and every provider must look the same to it.
 An adapter converts our history and internal tool schemas to its SDK's request, and the SDK's answer
@@ -11,11 +11,13 @@ the caller (the route answers a fixed text, the page words the kind).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from agent_app import log_redaction
 from agent_app.errors import ErrorKind
-from agent_app.types import ChatMessage, ChatResponse, ToolSchema
+from agent_app.providers.provider_loop import StreamStart, TextSink, await_streaming, run_streaming
+from agent_app.types import CancelSignal, ChatMessage, ChatResponse, ToolSchema
 
 
 class ProviderError(Exception):
@@ -23,24 +25,71 @@ class ProviderError(Exception):
     or empty response). The message describes the cause for the server log, with secrets removed; ``kind``
     says which failure it was."""
 
-    def __init__(self, cause: str, kind: ErrorKind = ErrorKind.PROVIDER_FAILED) -> None:
+    def __init__(self, cause: str, kind: ErrorKind = ErrorKind.PROVIDER_FAILED, *, partial_text: str = "") -> None:
         super().__init__(cause)
         self.kind = kind
+        self.partial_text = partial_text
+        """The answer's text that had streamed in before the failure (never an answer by itself)."""
 
 
 class ProviderAdapter(ABC):
     """A provider behind our types. Instances are cached per configuration and shared between threads,
-    so ``chat`` keeps no per-call state on ``self``."""
+    so a request keeps no per-call state on ``self``.
+
+    An adapter implements one coroutine, :meth:`stream`, which always streams; it runs on the provider
+    loop (:mod:`agent_app.providers.provider_loop`), where its SDK's async client lives. :meth:`chat` is the
+    blocking entry (threads), :meth:`achat` the awaitable one (another event loop, e.g. the HTTP route's).
+    """
 
     name: str
 
     @abstractmethod
-    def chat(
-        self, messages: Sequence[ChatMessage], *, system_prompt: str = "", tool_schemas: Sequence[ToolSchema] = ()
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system_prompt: str,
+        tool_schemas: Sequence[ToolSchema],
+        on_text: TextSink,
     ) -> ChatResponse:
-        """One model request; raise :class:`ProviderError` on any failure. ``tool_calls`` of the answer is
-        ``None`` (not ``[]``) when the model asked for no tool; ``provider_metadata`` is what the adapter
-        needs back on the next request (the orchestrator stores it on the assistant message)."""
+        """One model request, streamed: ``on_text`` gets each piece of the answer's text as it arrives, the
+        return value is the whole answer. Raise :class:`ProviderError` (with the text so far) on any
+        failure. ``tool_calls`` of the answer is ``None`` (not ``[]``) when the model asked for no tool;
+        ``provider_metadata`` is what the adapter needs back on the next request (the orchestrator stores it
+        on the assistant message); ``usage`` is the provider's token count, when it sent one."""
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system_prompt: str = "",
+        tool_schemas: Sequence[ToolSchema] = (),
+        on_text: TextSink | None = None,
+        cancel: CancelSignal | None = None,
+    ) -> ChatResponse:
+        """:meth:`stream` from a thread: ``on_text`` is called in this thread; when ``cancel`` is set the
+        provider's response is closed at once and :class:`RequestCancelledError` raised."""
+        return run_streaming(self._start(messages, system_prompt, tool_schemas), on_text=on_text, cancel=cancel)
+
+    async def achat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system_prompt: str = "",
+        tool_schemas: Sequence[ToolSchema] = (),
+        on_text: TextSink | None = None,
+    ) -> ChatResponse:
+        """:meth:`stream` from another event loop: ``on_text`` is called on that loop; cancelling the
+        awaiting task closes the provider's response."""
+        return await await_streaming(self._start(messages, system_prompt, tool_schemas), on_text=on_text)
+
+    def _start(
+        self, messages: Sequence[ChatMessage], system_prompt: str, tool_schemas: Sequence[ToolSchema]
+    ) -> StreamStart[ChatResponse]:
+        def start(sink: TextSink) -> Coroutine[Any, Any, ChatResponse]:
+            return self.stream(messages, system_prompt=system_prompt, tool_schemas=tool_schemas, on_text=sink)
+
+        return start
 
 
 def _is_timeout(exc: BaseException) -> bool:

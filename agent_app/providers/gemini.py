@@ -1,4 +1,4 @@
-"""The ``gemini`` adapter, on the official ``google-genai`` SDK (``generateContent``).
+"""The ``gemini`` adapter, on the official ``google-genai`` SDK (``streamGenerateContent``, async client).
 
 What Gemini needs that OpenAI does not, and why it is done this way:
 
@@ -13,10 +13,15 @@ What Gemini needs that OpenAI does not, and why it is done this way:
   ``provider_metadata`` (Gemini 3 rejects a replayed function call without its signature).
 * All results of one model turn go back in one ``Content``.
 * ``MALFORMED_FUNCTION_CALL`` (Gemini wrote a call it could not parse, an occasional glitch of 2.x models)
-  is asked again once when ``LLM_MAX_RETRIES`` allows retries; a second one is a failure.
+  is asked again once when ``LLM_MAX_RETRIES`` allows retries and no text of it was shown yet; a second one
+  is a failure.
 * Empty candidates and finish reasons such as ``UNEXPECTED_TOOL_CALL`` are failures, not empty answers;
   so are blocked answers (``SAFETY``, ``RECITATION``...), even with some text before the block. Text stopped
   by ``MAX_TOKENS`` is returned with :data:`~agent_app.providers.base.CUT_OFF_NOTE`.
+* Every request streams; the streamed responses are put back together into the one ``generateContent``
+  would return (:mod:`agent_app.providers.gemini_stream`), so function calls and thought signatures are
+  stored and replayed exactly as for a whole answer. A stream that breaks (connection cut, unreadable
+  event, error event) is a :class:`ProviderError` carrying the text that had arrived.
 
 ``LLM_BASE_URL`` is ignored (the spec); the SDK's own ``GOOGLE_GEMINI_BASE_URL`` still applies, which is
 how tests reach the fake server. google-genai has no timeout and no retries unless given: both come from
@@ -39,6 +44,8 @@ from pydantic_core import to_json
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
+from agent_app.providers.gemini_stream import ResponseAssembler, token_usage
+from agent_app.providers.provider_loop import TextSink
 from agent_app.types import (
     ChatMessage,
     ChatResponse,
@@ -267,7 +274,9 @@ def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | Non
     text = "".join(texts)
     if candidate.finish_reason == gt.FinishReason.MAX_TOKENS and text.strip():
         text += CUT_OFF_NOTE
-    return ChatResponse(content=text, tool_calls=calls or None, provider_metadata={METADATA_KEY: stored})
+    metadata = {METADATA_KEY: stored}
+    usage = token_usage(response.usage_metadata)
+    return ChatResponse(content=text, tool_calls=calls or None, provider_metadata=metadata, usage=usage)
 
 
 class GeminiAdapter(ProviderAdapter):
@@ -293,8 +302,13 @@ class GeminiAdapter(ProviderAdapter):
             ),
         )
 
-    def chat(
-        self, messages: Sequence[ChatMessage], *, system_prompt: str = "", tool_schemas: Sequence[ToolSchema] = ()
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system_prompt: str,
+        tool_schemas: Sequence[ToolSchema],
+        on_text: TextSink,
     ) -> ChatResponse:
         contents, system_texts = messages_to_gemini(messages)
         if not contents:
@@ -304,16 +318,21 @@ class GeminiAdapter(ProviderAdapter):
         taken = history_call_ids(messages)
         resamples = min(1, self.config.max_retries)  # LLM_MAX_RETRIES=0 means no retry of any kind
         while True:
+            assembler = ResponseAssembler()
             try:
-                response = self.client.models.generate_content(
+                stream = await self.client.aio.models.generate_content_stream(
                     model=self.config.model, contents=contents, config=config
                 )
+                async for chunk in stream:
+                    text = assembler.add(chunk)
+                    if text:
+                        on_text(text)
             except Exception as exc:  # every SDK, transport and parse failure is a provider error
-                raise ProviderError(describe_failure(exc), _kind(exc)) from exc
+                raise ProviderError(describe_failure(exc), _kind(exc), partial_text=assembler.text) from exc
             try:
-                return response_to_chat(response, taken)
+                return response_to_chat(assembler.response(), taken)
             except MalformedTurnError as exc:
-                if resamples <= 0:
+                if resamples <= 0 or assembler.text:  # text already shown is not asked for again
                     raise
                 resamples -= 1
                 logger.info("Asking Gemini again: %s", exc)

@@ -15,6 +15,11 @@ Local servers differ from OpenAI in small ways this adapter absorbs rather than 
 * Vendor extras (``reasoning_content``, ``x_groq``, ``provider``...) are ignored: reasoning is not the answer.
 * Text stopped by ``finish_reason: "length"`` is returned with :data:`CUT_OFF_NOTE`; a 200 whose body is an
   ``{"error": ...}`` (OpenRouter does this) is a :class:`ProviderError` carrying that error's message.
+* Every request streams (``stream_options.include_usage`` asks for the token counts); the chunks are put
+  back together (:mod:`agent_app.providers.openai_stream`) and read like a whole completion. A server that
+  answers a stream request with a whole JSON completion is read as such; one that ignores
+  ``stream_options`` just leaves ``usage`` unset. A stream that breaks (connection cut, unreadable chunk,
+  error event) is a :class:`ProviderError` carrying the text that had arrived.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from openai.types.chat import (
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
+from agent_app.providers.openai_stream import CompletionAssembler, text_of, token_usage
+from agent_app.providers.provider_loop import TextSink
 from agent_app.types import (
     ChatMessage,
     ChatResponse,
@@ -170,18 +177,6 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     return parsed, None
 
 
-def _text_of(content: object) -> str:
-    """The answer's text. Usually a string; some servers (Mistral's reasoning models, proxies) send a list of
-    typed parts, of which only ``text`` parts are the answer (``thinking`` and the like are not)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(part.get("text") or "") for part in content if isinstance(part, dict) and part.get("type") == "text"
-        )
-    return ""
-
-
 def _no_choices(completion: object) -> ProviderError:
     """The error for a body without choices, quoting the ``error`` some servers put in a 200 body."""
     if not isinstance(completion, ChatCompletion):
@@ -218,43 +213,62 @@ def completion_to_response(completion: object, taken: set[str] | None = None) ->
         calls.append(ToolCall(id=call_id, name=function.name, args=args, arguments_error=error))
         if error is not None:
             unreadable[call_id] = str(function.arguments)
-    content = _text_of(message.content) or _text_of(getattr(message, "refusal", None))  # a refusal is an answer
+    content = text_of(message.content) or text_of(getattr(message, "refusal", None))  # a refusal is an answer
     if not calls and not content.strip():
         raise ProviderError(f"the response is empty (finish_reason={choice.finish_reason})")
     if choice.finish_reason == "length" and content.strip():
         content += CUT_OFF_NOTE
     metadata = {METADATA_KEY: {"rawArguments": unreadable}} if unreadable else None
-    return ChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata)
+    usage = token_usage(completion.usage)
+    return ChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata, usage=usage)
 
 
 class OpenAICompatibleAdapter(ProviderAdapter):
-    """One ``openai.OpenAI`` client per configuration (its connection pool is reused across requests);
-    the SDK does the retries (429, 5xx, timeouts) with ``LLM_MAX_RETRIES`` and honours ``Retry-After``."""
+    """One ``openai.AsyncOpenAI`` client per configuration (its connection pool is reused across requests,
+    on the provider loop); the SDK does the retries (429, 5xx, timeouts, before the stream starts) with
+    ``LLM_MAX_RETRIES`` and honours ``Retry-After``."""
 
     name = "openai-compatible"
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self.client = openai.OpenAI(
+        self.client = openai.AsyncOpenAI(
             api_key=config.api_key,
             base_url=config.base_url,
             timeout=config.timeout_seconds,
             max_retries=config.max_retries,
         )
 
-    def chat(
-        self, messages: Sequence[ChatMessage], *, system_prompt: str = "", tool_schemas: Sequence[ToolSchema] = ()
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system_prompt: str,
+        tool_schemas: Sequence[ToolSchema],
+        on_text: TextSink,
     ) -> ChatResponse:
         wire_messages = messages_to_openai(system_prompt, messages)
         tools = [tool_schema_to_openai(schema) for schema in tool_schemas]
+        assembler = CompletionAssembler()
         try:
-            completion = self.client.chat.completions.create(
+            stream = await self.client.chat.completions.create(
                 model=self.config.model,
                 messages=wire_messages,
                 tools=tools if tools else openai.omit,
+                stream=True,
+                stream_options={"include_usage": True},
             )
+            async with stream:  # closes the response however the reading ends (a cancel included)
+                if not stream.response.headers.get("content-type", "").startswith("text/event-stream"):
+                    completion = whole_completion(await stream.response.aread())
+                else:
+                    async for chunk in stream:
+                        text = assembler.add(chunk)
+                        if text:
+                            on_text(text)
+                    completion = assembler.completion()
         except Exception as exc:  # every SDK, transport and parse failure is a provider error
-            raise ProviderError(self._cause(exc), _kind(exc)) from exc
+            raise ProviderError(self._cause(exc), _kind(exc), partial_text=assembler.text) from exc
         return completion_to_response(completion, history_call_ids(messages))
 
     def _cause(self, exc: Exception) -> str:
@@ -262,6 +276,14 @@ class OpenAICompatibleAdapter(ProviderAdapter):
         if isinstance(exc, openai.NotFoundError):  # the usual local-server mistake, worth a hint in the log
             cause += " (check LLM_BASE_URL, which usually ends in /v1, and LLM_MODEL)"
         return cause
+
+
+def whole_completion(body: bytes) -> object:
+    """The body of a server that answered a stream request whole, built as the SDK builds a completion
+    (leniently); anything but a JSON object is returned as it is, for :func:`completion_to_response` to
+    refuse."""
+    data = json.loads(body)
+    return ChatCompletion.construct(**data) if isinstance(data, dict) else data
 
 
 def _kind(exc: Exception) -> ErrorKind:

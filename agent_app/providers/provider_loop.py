@@ -18,7 +18,9 @@ import asyncio
 import queue
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
+
+from agent_app.types import CancelSignal
 
 T = TypeVar("T")
 
@@ -33,12 +35,6 @@ CANCEL_POLL_SECONDS = 0.02
 
 CLOSE_WAIT_SECONDS = 2.0
 """How long a stopped call waits for the cancelled request to close its connection."""
-
-
-class CancelSignal(Protocol):
-    """What stops a request: a :class:`threading.Event` (set by Stop) or anything with ``is_set``."""
-
-    def is_set(self) -> bool: ...
 
 
 class RequestCancelledError(Exception):

@@ -14,7 +14,14 @@ The route never answers 500:
 413    body larger than ``AGENT_MAX_BODY_BYTES``
 502    missing/invalid LLM or tool configuration (naming the setting), ``Unknown LLM provider: <name>``,
        or ``{"error": "LLM provider error"}`` for any provider failure (cause logged, secrets removed)
+503    ``AGENT_MAX_CONCURRENT_CHATS`` requests are already waiting for the model: ``Retry-After: 1``, at once
 =====  ==========================================================================================
+
+The 200 body also carries ``usage`` (``{inputTokens, outputTokens}``) when the provider counted tokens. With
+``Accept: text/event-stream`` the answer streams as Server-Sent Events (:mod:`agent_app.routes.chat_events`).
+
+No request holds a thread while the model answers: the handler awaits the provider loop (the SDKs' async
+clients), so the server's shared worker pool stays free for the page, its static files and the media.
 """
 
 from __future__ import annotations
@@ -23,20 +30,23 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_app.chat_handler import handle_chat
+from agent_app.chat_handler import handle_chat, handle_chat_async
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.providers.base import describe_failure
 from agent_app.request_validation import parse_chat_request
 from agent_app.routes.access import authorize
+from agent_app.routes.chat_events import event_stream, wants_event_stream
 from agent_app.settings import read_int
+from agent_app.types import ChatRequest
 
 ROUTE_PATH = "/api/agent/chat"
 DEFAULT_MAX_BODY_BYTES = 2_000_000
+DEFAULT_MAX_CONCURRENT_CHATS = 256
+RETRY_AFTER_SECONDS = 1
 
 logger = logging.getLogger(__name__)
 
@@ -67,13 +77,18 @@ def _too_large(limit: int) -> ChatError:
     return ChatError(ErrorKind.REQUEST_TOO_LARGE, f"Request body too large: the limit is {limit} bytes")
 
 
+def _parse_body(body: bytes) -> ChatRequest:
+    limit = max_body_bytes()
+    if len(body) > limit:
+        raise _too_large(limit)
+    return parse_chat_request(body)
+
+
 def handle_chat_body(body: bytes) -> ApiResult:
-    """The route for a request body already read: size limit, parsing, then the typed handler."""
+    """The route's answer to a request body already read, from a thread (tests, scripts): size limit,
+    parsing, then the typed handler."""
     try:
-        limit = max_body_bytes()
-        if len(body) > limit:
-            raise _too_large(limit)
-        response = handle_chat(parse_chat_request(body))
+        response = handle_chat(_parse_body(body))
     except ChatError as exc:
         return ApiResult.of_error(exc)
     except Exception as exc:  # noqa: BLE001 - the route's contract: a JSON status, never a 500
@@ -84,6 +99,42 @@ def handle_chat_body(body: bytes) -> ApiResult:
 
 def _response(result: ApiResult) -> JSONResponse:
     return JSONResponse(result.body, status_code=result.status, headers=result.headers or None)
+
+
+def _error_response(error: ChatError) -> Response:
+    return _response(ApiResult.of_error(error))
+
+
+class ChatSlots:
+    """How many chat requests wait for the model at once. Counted on the server's event loop only, so no
+    lock; the limit (``AGENT_MAX_CONCURRENT_CHATS``) is read per request, like every setting."""
+
+    def __init__(self) -> None:
+        self.in_use = 0
+
+    def take(self) -> bool:
+        try:
+            limit = read_int("AGENT_MAX_CONCURRENT_CHATS", DEFAULT_MAX_CONCURRENT_CHATS)
+        except ValueError as exc:
+            raise ChatError(ErrorKind.INVALID_CONFIGURATION, str(exc)) from None
+        if self.in_use >= limit:
+            return False
+        self.in_use += 1
+        return True
+
+    def release(self) -> None:
+        self.in_use -= 1
+
+
+SLOTS = ChatSlots()
+
+
+def _busy() -> JSONResponse:
+    return JSONResponse(
+        {"error": "The server is busy with other chat requests: retry in a moment"},
+        status_code=503,
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -108,15 +159,23 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def chat_endpoint(request: Request) -> JSONResponse:
-    """``POST /api/agent/chat`` over HTTP: access check, bounded body read, then the handler in a worker
-    thread (the SDK calls block)."""
+async def chat_endpoint(request: Request) -> Response:
+    """``POST /api/agent/chat`` over HTTP: access check, bounded body read, parsing, a free slot (else 503 at
+    once), then the typed handler awaited on the provider loop, answered as JSON or as events."""
     try:
         denied = authorize(request.headers, request.client.host if request.client else None)
         if denied is not None:
             raise denied
-        body = await _read_body(request, max_body_bytes())
-        return _response(await run_in_threadpool(handle_chat_body, body))
+        chat_request = _parse_body(await _read_body(request, max_body_bytes()))
+        if not SLOTS.take():
+            return _busy()
+        if wants_event_stream(request.headers):
+            return await event_stream(request, chat_request, _error_response, SLOTS.release)
+        try:
+            answer = await handle_chat_async(chat_request)
+        finally:
+            SLOTS.release()
+        return _response(ApiResult(200, answer.to_wire()))
     except ChatError as exc:
         return _response(ApiResult.of_error(exc))
     except Exception as exc:  # noqa: BLE001 - the last guard: a JSON error, never a traceback

@@ -1,0 +1,107 @@
+"""``POST /api/agent/chat`` as Server-Sent Events, for a client that sends ``Accept: text/event-stream``.
+
+Why: a caller elsewhere shows the answer as it is written, like the page does. The events (each ``data`` is
+one line of camelCase JSON):
+
+==========  ===========================================================================================
+``text``      ``{"delta": "..."}``: the next piece of the answer's text, as the provider streamed it
+``toolCall``  a tool call the model asked for, ``{id, name, args, argumentsError?}``, once the answer is
+              complete
+``usage``     ``{inputTokens, outputTokens}``: the provider's token count of the request, when it sent one
+``done``      the whole answer, exactly the JSON body of a non-streamed 200; always the last event
+``error``     ``{"error": "LLM provider error", "kind": ...}``: the provider failed after text had been sent;
+              the text so far is not an answer (nothing follows)
+==========  ===========================================================================================
+
+Headers go out only with the first event: a request that fails before any text (a rejected key, a rate
+limit, a 5xx...) is answered with the same status and JSON body as without SSE. A client that disconnects
+stops the provider's request at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from agent_app.chat_handler import handle_chat_async
+from agent_app.errors import ChatError
+from agent_app.types import ChatRequest, ChatResponse
+
+EVENT_STREAM = "text/event-stream"
+
+
+def wants_event_stream(headers: Mapping[str, str]) -> bool:
+    """Whether the client asked for Server-Sent Events (``Accept: text/event-stream``)."""
+    return EVENT_STREAM in headers.get("accept", "").lower()
+
+
+def sse_event(name: str, data: Any) -> bytes:
+    """One event: its name and its data as a single line of JSON."""
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+def answer_events(answer: ChatResponse) -> list[bytes]:
+    """The events that close a successful stream: each tool call, the usage, then ``done``."""
+    events = [sse_event("toolCall", call.to_wire()) for call in answer.tool_calls or []]
+    if answer.usage is not None:
+        events.append(sse_event("usage", answer.usage.to_wire()))
+    return [*events, sse_event("done", answer.to_wire())]
+
+
+async def event_stream(
+    http_request: Request, request: ChatRequest, on_error: Callable[[ChatError], Response], release: Callable[[], None]
+) -> Response:
+    """Answer ``request`` as events, or with ``on_error``'s response when it fails before any text.
+    ``release`` is called once the provider request is over, however it ends."""
+    deltas: asyncio.Queue[str | None] = asyncio.Queue()
+    task = asyncio.create_task(handle_chat_async(request, on_text=deltas.put_nowait))
+
+    def finished(_: asyncio.Task[ChatResponse]) -> None:
+        release()
+        deltas.put_nowait(None)
+
+    task.add_done_callback(finished)
+    first = await deltas.get()
+    if first is None:
+        try:
+            task.result()
+        except ChatError as exc:
+            return on_error(exc)
+
+    async def events() -> AsyncIterator[bytes]:
+        watcher = asyncio.create_task(_cancel_on_disconnect(http_request, task))
+        try:
+            delta = first
+            while delta is not None:
+                yield sse_event("text", {"delta": delta})
+                delta = await deltas.get()
+            try:
+                answer = task.result()
+            except ChatError as exc:
+                yield sse_event("error", {**exc.wire_body(), "kind": exc.kind.value})
+                return
+            for event in answer_events(answer):
+                yield event
+        finally:
+            watcher.cancel()
+            task.cancel()
+
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(events(), media_type=EVENT_STREAM, headers=headers)
+
+
+async def _cancel_on_disconnect(http_request: Request, task: asyncio.Task[ChatResponse]) -> None:
+    """Cancel the provider request as soon as the client goes away (the body was read already, so the next
+    message from the server is the disconnect)."""
+    with contextlib.suppress(Exception):
+        while not task.done():
+            message = await http_request.receive()
+            if message["type"] == "http.disconnect":
+                task.cancel()
+                return

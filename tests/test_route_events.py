@@ -1,0 +1,125 @@
+"""``POST /api/agent/chat`` with ``Accept: text/event-stream``, parsed by a real SSE client (httpx-sse), and
+the route's limit: a full route answers 503 with ``Retry-After`` at once."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any, cast
+
+import httpx
+import pytest
+from httpx_sse import EventSource
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from agent_app.routes.chat import chat_routes
+from tests.fake_llm import (
+    FakeLLMServer,
+    delayed,
+    error_reply,
+    gemini_call,
+    gemini_function_calls,
+    openai_text,
+    openai_tool_calls,
+    streamed,
+    tool_call,
+)
+
+HELLO = {"messages": [{"role": "user", "content": "Hello"}]}
+SSE = {"Accept": "text/event-stream"}
+
+
+@pytest.fixture
+def http(llm_env: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    app = Starlette(routes=chat_routes())
+    with TestClient(app, base_url="http://127.0.0.1:8501", client=("127.0.0.1", 50000)) as client:
+        yield client
+
+
+def _events(http: TestClient, body: Any = HELLO) -> tuple[Any, list[tuple[str, Any]]]:
+    """The response and its events as httpx-sse parses them (none when the answer is not a stream)."""
+    with http.stream("POST", "/api/agent/chat", json=body, headers=SSE) as response:
+        if response.headers["content-type"].startswith("text/event-stream"):
+            source = EventSource(cast(httpx.Response, response))  # the test client's response has httpx's API
+            return response, [(sse.event, sse.json()) for sse in source.iter_sse()]
+        response.read()
+        return response, []
+
+
+def test_sse_route_sends_text_pieces_tool_calls_usage_then_the_whole_answer(
+    openai_llm: FakeLLMServer, http: TestClient
+) -> None:
+    reply = openai_tool_calls(tool_call("transcribe_video", {"assetId": "a1"}, id="call_1"), content="Looking now.")
+    openai_llm.chat.push(reply, streamed(reply, pieces=3))
+    plain = http.post("/api/agent/chat", json=HELLO)
+    response, events = _events(http)
+    assert response.status_code == 200 and response.headers["cache-control"] == "no-cache"
+    assert events == [
+        ("text", {"delta": "Look"}),
+        ("text", {"delta": "ing "}),
+        ("text", {"delta": "now."}),
+        ("toolCall", {"id": "call_1", "name": "transcribe_video", "args": {"assetId": "a1"}}),
+        ("usage", {"inputTokens": 10, "outputTokens": 5}),
+        ("done", plain.json()),
+    ]
+    assert plain.headers["content-type"] == "application/json"
+
+
+def test_sse_route_on_gemini_carries_the_turn_to_replay(gemini_llm: FakeLLMServer, http: TestClient) -> None:
+    gemini_llm.gemini.push(gemini_function_calls(gemini_call("echo_context", {}, id="g1", thought_signature=b"s")))
+    _, events = _events(http)
+    assert [name for name, _ in events] == ["toolCall", "usage", "done"]
+    done = events[-1][1]
+    assert done["toolCalls"][0]["id"] == "g1" and done["providerMetadata"]["gemini"]["content"]["parts"]
+
+
+@pytest.mark.parametrize(
+    ("body", "reply", "status"),
+    [
+        ({"messages": []}, None, 400),
+        (HELLO, error_reply(401, "bad key"), 502),
+        (HELLO, error_reply(429, retry_after_ms=1), 502),
+        (HELLO, error_reply(500), 502),
+    ],
+)
+def test_a_failure_before_any_text_keeps_todays_status_and_json(
+    openai_llm: FakeLLMServer, http: TestClient, body: Any, reply: Any, status: int
+) -> None:
+    if reply is not None:
+        openai_llm.chat.push(reply)
+    response, events = _events(http, body)
+    assert (response.status_code, events) == (status, [])
+    assert response.headers["content-type"] == "application/json" and "error" in response.json()
+
+
+def test_a_failure_after_text_ends_the_stream_with_an_error_event(openai_llm: FakeLLMServer, http: TestClient) -> None:
+    openai_llm.chat.push(streamed(openai_text("Hello there"), pieces=2, fault="cut", fault_after=2))
+    response, events = _events(http)
+    assert response.status_code == 200
+    assert events == [
+        ("text", {"delta": "Hello "}),
+        ("error", {"error": "LLM provider error", "kind": "provider_failed"}),
+    ]
+
+
+def test_a_full_route_answers_503_with_retry_after_at_once(
+    openai_llm: FakeLLMServer, http: TestClient, llm_env: pytest.MonkeyPatch
+) -> None:
+    llm_env.setenv("AGENT_MAX_CONCURRENT_CHATS", "2")
+    openai_llm.chat.default = delayed(openai_text("late"), 1.0)
+    answers: list[int] = []
+    waiting = [threading.Thread(target=lambda: answers.append(http.post("/api/agent/chat", json=HELLO).status_code))]
+    waiting.append(threading.Thread(target=lambda: answers.append(_events(http)[0].status_code)))
+    for thread in waiting:
+        thread.start()
+    while len(openai_llm.chat.requests) < 2:
+        threading.Event().wait(0.01)
+    refused = http.post("/api/agent/chat", json=HELLO, headers=SSE)
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+    assert "busy" in refused.json()["error"]
+    for thread in waiting:
+        thread.join(10)
+    assert answers == [200, 200]
+    openai_llm.chat.default = openai_text("at once")
+    assert http.post("/api/agent/chat", json=HELLO).status_code == 200  # both slots were given back

@@ -1,0 +1,134 @@
+"""The chat route on the real server (``streamlit run app.py``): events arrive as the model writes them and a
+client that leaves stops the model's request; slow chats never hold up the page, its health check or the
+media (issue 9 item 3, issue 10)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from httpx_sse import connect_sse
+
+from agent_app.storage import SqliteStorage
+from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, delayed, openai_text, streamed
+from tests.media_samples import make_wav
+from tests.streamlit_server import run_streamlit
+
+pytestmark = pytest.mark.slow
+
+HELLO = {"messages": [{"role": "user", "content": "Hello"}]}
+SLOW_CHATS = 200
+FAST = 0.5
+
+
+def _env(fake: FakeLLMServer, data_dir: Path, **extra: str) -> dict[str, str]:
+    return {
+        "LLM_PROVIDER": "openai-compatible",
+        "LLM_BASE_URL": fake.openai_base_url,
+        "LLM_MODEL": "fake-model",
+        "LLM_API_KEY": CANARY_API_KEY,
+        "LLM_MAX_RETRIES": "0",
+        "LLM_TIMEOUT_SECONDS": "60",
+        "AGENT_API_TOKEN": "",
+        "AGENT_DATA_DIR": str(data_dir),
+        **extra,
+    }
+
+
+def test_sse_over_http_arrives_piece_by_piece_and_a_client_that_leaves_stops_the_model(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.chat.push(
+        streamed(openai_text("one two three"), pieces=3, delay_seconds=0.3),
+        streamed(openai_text("x" * 50), pieces=50, delay_seconds=0.2),
+    )
+    with run_streamlit(_env(fake_llm, tmp_path / "data"), tmp_path) as server, httpx.Client(timeout=30) as http:
+        url = f"{server.base_url}/api/agent/chat"
+        arrivals: list[tuple[str, float]] = []
+        with connect_sse(http, "POST", url, json=HELLO) as source:
+            for sse in source.iter_sse():
+                arrivals.append((sse.event, time.monotonic()))
+        names = [name for name, _ in arrivals]
+        assert names == ["text", "text", "text", "usage", "done"]
+        assert arrivals[2][1] - arrivals[0][1] >= 0.4  # each piece shown as the model sent it, not all at the end
+
+        with connect_sse(http, "POST", url, json=HELLO) as source:
+            events = source.iter_sse()
+            assert [next(events).event, next(events).event] == ["text", "text"]
+        request = fake_llm.chat.last
+        assert request.answered.wait(3)
+        assert request.closed_by_client and request.events_sent < 20
+
+
+def _in_flight(url: str, count: int) -> tuple[threading.Thread, Callable[[], None]]:
+    """``count`` chat requests (half of them as events) kept open from a thread of their own; the returned
+    function abandons them."""
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def one(client: httpx.AsyncClient, index: int) -> None:
+        headers = {"Accept": "text/event-stream"} if index % 2 else {}
+        await client.post(url, json=HELLO, headers=headers)
+
+    async def main() -> None:
+        limits = httpx.Limits(max_connections=count + 10)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+            tasks = [asyncio.create_task(one(client, i)) for i in range(count)]
+            await stop.wait()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
+    thread.start()
+
+    def abandon() -> None:
+        loop.call_soon_threadsafe(stop.set)
+
+    return thread, abandon
+
+
+def test_slow_chats_never_hold_up_the_page_health_or_media(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    storage = SqliteStorage(data_dir)
+    wav = make_wav(tmp_path / "voice.wav", seconds=1.0).read_bytes()
+    asset = storage.import_asset(storage.create_project("p").id, "voice.wav", io.BytesIO(wav))
+    storage.close()
+    fake_llm.chat.default = delayed(openai_text("late"), 15)  # a model that takes 15 s
+    env = _env(fake_llm, data_dir, AGENT_MAX_CONCURRENT_CHATS=str(SLOW_CHATS))
+    with run_streamlit(env, tmp_path) as server, httpx.Client(base_url=server.base_url, timeout=10) as http:
+        assert http.get("/").status_code == 200  # warm: the first page load reads files
+        thread, abandon = _in_flight(f"{server.base_url}/api/agent/chat", SLOW_CHATS)
+        try:
+            deadline = time.monotonic() + 60
+            while len(fake_llm.chat.requests) < SLOW_CHATS:
+                assert time.monotonic() < deadline, f"only {len(fake_llm.chat.requests)} chats reached the model"
+                time.sleep(0.05)
+            timings: dict[str, float] = {}
+
+            def timed(name: str, request: Callable[[], httpx.Response], status: int) -> httpx.Response:
+                started = time.perf_counter()
+                response = request()
+                timings[name] = time.perf_counter() - started
+                assert response.status_code == status, (name, response.status_code, response.text[:200])
+                return response
+
+            timed("page", lambda: http.get("/"), 200)
+            timed("health", lambda: http.get("/_stcore/health"), 200)
+            media = timed(
+                "media range", lambda: http.get(f"/api/media/{asset.id}", headers={"Range": "bytes=0-99"}), 206
+            )
+            assert media.content == wav[:100]
+            timed("malformed body", lambda: http.post("/api/agent/chat", content=b"{not json"), 400)
+            busy = timed("one chat more", lambda: http.post("/api/agent/chat", json=HELLO), 503)
+            assert busy.headers["retry-after"] == "1"
+            assert all(seconds < FAST for seconds in timings.values()), timings
+        finally:
+            abandon()
+            thread.join(30)
