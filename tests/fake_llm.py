@@ -144,6 +144,8 @@ class RecordedRequest:
     """The answer went out as a stream (the request asked for one and the reply could be streamed)."""
     events_sent: int = 0
     """Stream events written so far (a ``[DONE]`` counts as one)."""
+    event_times: list[float] = field(default_factory=list)
+    """``time.perf_counter()`` right after each stream event was written (for latency benches)."""
     closed_by_client: bool = False
     """The client closed the connection before the stream's end (a stopped run, a cancelled read)."""
     answered: threading.Event = field(default_factory=threading.Event)
@@ -816,6 +818,7 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                         return
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     self.wfile.flush()
+                    request.event_times.append(time.perf_counter())
                     request.events_sent += 1
                 if ending is None and reply.stream.fault == "cut":
                     return

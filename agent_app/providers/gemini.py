@@ -35,6 +35,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, assert_never
 
+import httpx2
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as gt
@@ -299,6 +300,9 @@ class GeminiAdapter(ProviderAdapter):
                     jitter=backoff,
                     http_status_codes=_RETRY_STATUS_CODES,
                 ),
+                # httpx's default pool of 100 connections would queue the 101st concurrent answer; OpenAI's
+                # SDK allows 1000, and so do we (the route's own limit, AGENT_MAX_CONCURRENT_CHATS, is lower).
+                async_client_args={"limits": httpx2.Limits(max_connections=1000, max_keepalive_connections=100)},
             ),
         )
 
