@@ -16,7 +16,7 @@ from agent_app.storage.base import (
     StorageError,
 )
 from agent_app.storage.duplicates import find_same_file
-from agent_app.storage.media_import import ALLOWED_EXTENSIONS, MIME_BY_EXTENSION, max_upload_bytes
+from agent_app.storage.media_import import ALLOWED_EXTENSIONS, MIME_BY_EXTENSION, NOT_SUPPORTED, max_upload_bytes
 from agent_app.storage.media_library import ProjectMediaLibrary
 from agent_app.storage.models import Conversation, Project, Scene
 from agent_app.storage.persistence import ConversationPersistence
@@ -43,6 +43,7 @@ def open_storage(data_dir: Path | None = None) -> SqliteStorage:
 __all__ = [
     "ALLOWED_EXTENSIONS",
     "MIME_BY_EXTENSION",
+    "NOT_SUPPORTED",
     "AssetRejectedError",
     "Conversation",
     "ConversationPersistence",

@@ -46,6 +46,8 @@ screen recorders MP4/MKV/WebM, camcorders MPEG-TS (.mts/.m2ts), podcasts and voi
 FLAC/WAV; browsers cannot play every one of them, but all are transcribed (PyAV reads them)."""
 
 ALLOWED_EXTENSIONS: tuple[str, ...] = tuple(MIME_BY_EXTENSION)
+NOT_SUPPORTED = f"is not a supported media file (allowed: {', '.join(ALLOWED_EXTENSIONS)})"
+"""What the page says of any upload whose name does not make it one of :data:`ALLOWED_EXTENSIONS`."""
 
 # Video containers holding only sound are served as audio, so the browser shows an audio player.
 _AUDIO_MIME_OF_VIDEO_CONTAINER = {
@@ -82,8 +84,7 @@ def extension_of(file_name: str) -> str:
     """The allowed, lower-cased extension of ``file_name``; raise :class:`AssetRejectedError` otherwise."""
     suffix = Path(file_name).suffix.lower().lstrip(".")
     if suffix not in MIME_BY_EXTENSION:
-        allowed = ", ".join(ALLOWED_EXTENSIONS)
-        raise AssetRejectedError(f"“{file_name}” is not a supported media file (allowed: {allowed})")
+        raise AssetRejectedError(f"“{file_name}” {NOT_SUPPORTED}")
     return suffix
 
 
@@ -129,8 +130,22 @@ def _is_cover_art(stream: av.stream.Stream) -> bool:
     return bool(disposition & (av.stream.Disposition.attached_pic | av.stream.Disposition.still_image))
 
 
+MIN_BITS_PER_SECOND = 100
+"""Below this, a duration is one the file cannot hold: real audio (even silence in FLAC, Opus at its lowest
+rate) takes kilobits per second. A 15 KB WAV whose header says 1,193 hours would need 0.03 bit/s; its
+duration is a lie of the header, so it is stored as unknown."""
+
+
+def plausible_duration_ms(duration_ms: int | None, size_bytes: int) -> int | None:
+    """``duration_ms``, or ``None`` when ``size_bytes`` of media cannot last that long."""
+    if duration_ms is None or duration_ms * MIN_BITS_PER_SECOND > size_bytes * 8 * 1000:
+        return None
+    return duration_ms
+
+
 def probe_media(path: Path, display_name: str) -> ProbedMedia:
-    """Open ``path`` with PyAV and report its kind and duration; refuse anything without audio/video."""
+    """Open ``path`` with PyAV and report its kind and duration (unknown when the file is too small to
+    hold it); refuse anything without audio/video."""
     not_media = AssetRejectedError(f"“{display_name}” is not a readable audio or video file")
     try:
         container = av.open(str(path), mode="r")
@@ -144,7 +159,7 @@ def probe_media(path: Path, display_name: str) -> ProbedMedia:
         has_audio = len(container.streams.audio) > 0
         if not (has_video or has_audio):
             raise AssetRejectedError(f"“{display_name}” contains no audio or video stream")
-        duration_ms = _duration_ms(container)
+        duration_ms = plausible_duration_ms(_duration_ms(container), path.stat().st_size)
     return ProbedMedia(
         kind="video" if has_video else "audio", duration_ms=duration_ms, has_audio=has_audio, has_video=has_video
     )

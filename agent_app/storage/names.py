@@ -18,9 +18,15 @@ def clean_name(name: str, fallback: str) -> str:
 
 
 def display_file_name(file_name: str) -> str:
-    """The base name of an uploaded file, for display only (it never becomes a path)."""
-    base = file_name.replace("\\", "/").rsplit("/", 1)[-1]
-    return clean_name(base, "untitled")
+    """The base name of an uploaded file, for display only (it never becomes a path). A name longer than
+    :data:`MAX_NAME_LENGTH` loses the end of its stem, never its extension (which says what the file is)."""
+    base = " ".join(strip_invisible(file_name.replace("\\", "/").rsplit("/", 1)[-1]).split())
+    if len(base) <= MAX_NAME_LENGTH:
+        return base or "untitled"
+    stem, dot, extension = base.rpartition(".")
+    if not dot or not stem or len(extension) > 10:  # no real extension to keep
+        return base[:MAX_NAME_LENGTH]
+    return stem[: MAX_NAME_LENGTH - len(extension) - 2].rstrip() + "…." + extension
 
 
 def title_from(content: str) -> str:

@@ -5,8 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
-from agent_app.storage.base import NotFoundError
-from agent_app.storage.media_import import copy_limited, extension_of, max_upload_bytes, mime_type_for, probe_media
+from agent_app.storage.base import AssetRejectedError, NotFoundError, StorageError
+from agent_app.storage.media_import import (
+    NOT_SUPPORTED,
+    copy_limited,
+    extension_of,
+    max_upload_bytes,
+    mime_type_for,
+    probe_media,
+)
 from agent_app.storage.names import display_file_name, like_escape
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
 from agent_app.storage.sqlite_projects import require_project
@@ -28,44 +35,49 @@ class AssetRows:
         """
         require_project(self._db.connection(), project_id)
         display_name = display_file_name(file_name)
+        if "\x00" in file_name:  # a crafted name (C would read it as ending at the NUL): no name of a file
+            raise AssetRejectedError(f"“{display_name}” {NOT_SUPPORTED}")
         extension = extension_of(display_name)
         limit = self._max_upload_bytes if self._max_upload_bytes is not None else max_upload_bytes()
         asset_id = new_id()
         stored_name = f"{asset_id}.{extension}"
         partial = self._media_dir / f"{stored_name}.part"
         final = self._media_dir / stored_name
-        size = copy_limited(data, partial, limit, display_name)
         try:
-            probed = probe_media(partial, display_name)
-            partial.replace(final)
-            asset = MediaAsset(
-                id=asset_id,
-                name=display_name,
-                kind=probed.kind,
-                duration_ms=probed.duration_ms,
-                size_bytes=size,
-                mime_type=mime_type_for(extension, probed.kind),
-            )
-            with self._db.write() as db:
-                db.execute(
-                    "INSERT INTO assets (id, project_id, name, kind, duration_ms, size_bytes, mime_type, file_name,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        asset.id,
-                        project_id,
-                        asset.name,
-                        asset.kind,
-                        asset.duration_ms,
-                        asset.size_bytes,
-                        asset.mime_type,
-                        stored_name,
-                        now_ms(),
-                    ),
+            size = copy_limited(data, partial, limit, display_name)
+            try:
+                probed = probe_media(partial, display_name)
+                partial.replace(final)
+                asset = MediaAsset(
+                    id=asset_id,
+                    name=display_name,
+                    kind=probed.kind,
+                    duration_ms=probed.duration_ms,
+                    size_bytes=size,
+                    mime_type=mime_type_for(extension, probed.kind),
                 )
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            final.unlink(missing_ok=True)
-            raise
+                with self._db.write() as db:
+                    db.execute(
+                        "INSERT INTO assets (id, project_id, name, kind, duration_ms, size_bytes, mime_type, file_name,"
+                        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            asset.id,
+                            project_id,
+                            asset.name,
+                            asset.kind,
+                            asset.duration_ms,
+                            asset.size_bytes,
+                            asset.mime_type,
+                            stored_name,
+                            now_ms(),
+                        ),
+                    )
+            except BaseException:
+                partial.unlink(missing_ok=True)
+                final.unlink(missing_ok=True)
+                raise
+        except OSError as exc:  # disk full, read-only, I/O error: said without the server's paths
+            raise StorageError(f"writing it failed: {exc.strerror or type(exc).__name__}") from exc
         return asset
 
     def get_asset(self, asset_id: str) -> MediaAsset | None:

@@ -1,0 +1,148 @@
+"""Issue 9 item 5 and the full-disk class for uploads, through the page's real uploader (AppTest).
+
+A valid file with a very long name keeps its extension; a NUL (and other bad characters) in a name gets
+a clear message, no traceback; a write failure (a real full tmpfs) never shows a server path, leaves no
+``.part`` file and nothing in the database, and the same upload works once there is room; a 15 KB WAV
+whose header declares hundreds of hours is listed with an unknown duration.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from agent_app.storage import SqliteStorage
+from tests.fake_llm import FakeLLMServer
+from tests.hostile_support import fill, requires_root, tmpfs
+from tests.media_factory import tone_track, write_audio_file
+from tests.media_samples import make_wav
+from tests.page_support import configure_env, new_page, texts
+
+
+@pytest.fixture(scope="module")
+def wav(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return make_wav(tmp_path_factory.mktemp("uploads") / "voice.wav", seconds=0.3).read_bytes()
+
+
+def _stored_names(data_dir: Path) -> list[str]:
+    storage = SqliteStorage(data_dir)
+    try:
+        return [asset.name for project in storage.list_projects() for asset in storage.list_assets(project.id)]
+    finally:
+        storage.close()
+
+
+def _page_text(at: object) -> str:
+    parts = [texts(at.sidebar.error), texts(at.sidebar.success), texts(at.sidebar.info), texts(at.sidebar.markdown)]  # type: ignore[attr-defined]
+    return "\n".join(text for part in parts for text in part)
+
+
+LONG_STEMS = [
+    "x" * 250,
+    "interview " * 40,
+    "é" * 300,
+    "a.b." * 80,  # dots inside the stem
+]
+
+
+@pytest.mark.parametrize("stem", LONG_STEMS, ids=["ascii", "words", "accents", "dots"])
+def test_a_long_file_name_keeps_its_extension(
+    stem: str, wav: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+) -> None:
+    data_dir = tmp_path / "data"
+    configure_env(monkeypatch, data_dir, fake_llm)
+    at = new_page()
+    at.sidebar.file_uploader[0].upload(f"{stem}.wav", wav, "audio/wav").run()
+    assert not at.exception and not at.sidebar.error, texts(at.sidebar.error)
+    [name] = _stored_names(data_dir)
+    assert name.endswith(".wav") and len(name) <= 200
+    assert name.startswith(" ".join(stem.split())[:50])
+
+
+BAD_NAMES = ["clip\x00.wav", "\x00", "clip.wav\x00.exe", "\x00\x00\x00.wav", "a\x00/../../etc/passwd", "..\x00.wav"]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES, ids=range(len(BAD_NAMES)))
+def test_a_nul_in_a_file_name_gets_a_clear_message_not_a_traceback(
+    name: str, wav: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+) -> None:
+    data_dir = tmp_path / "data"
+    configure_env(monkeypatch, data_dir, fake_llm)
+    at = new_page()
+    at.sidebar.file_uploader[0].upload(name, wav, "audio/wav").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = _page_text(at)
+    assert "\x00" not in shown and "Traceback" not in shown
+    stored = _stored_names(data_dir)
+    if stored:  # the NUL is removed and what is left is a fine name: stored under it
+        assert all("\x00" not in n and n.endswith(".wav") for n in stored)
+        assert texts(at.sidebar.success)
+    else:
+        [error] = texts(at.sidebar.error)
+        assert "not a supported media file" in error
+    assert [p.name for p in (data_dir / "media").iterdir() if p.suffix == ".part"] == []
+
+
+def _wav_declaring(hours: float, payload_bytes: int) -> bytes:
+    """A WAV (1 kHz, 8-bit mono: 1,000 bytes a second) whose header declares ``hours`` of audio."""
+    rate, declared = 1000, int(hours * 3600 * 1000)
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, rate, 1, 8)
+    header = b"RIFF" + struct.pack("<I", min(declared + 36, 0xFFFFFFFF)) + b"WAVE"
+    header += b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", min(declared, 0xFFFFFFFF))
+    return header + bytes((128 + (i % 40) - 20) & 0xFF for i in range(payload_bytes))
+
+
+def _mp3_declaring(hours: float, tmp_path: Path) -> bytes:
+    """A real 3 s MP3 whose Xing/Info header claims enough frames for ``hours`` (FFmpeg believes it)."""
+    path = write_audio_file(tmp_path / "src.mp3", tone_track(3000, 500), 16_000, codec="libmp3lame")
+    data = bytearray(path.read_bytes())
+    header = max(data.find(b"Xing"), data.find(b"Info"))
+    assert header > 0
+    struct.pack_into(">I", data, header + 8, int(hours * 3600 * 16_000 / 1152))
+    return bytes(data)
+
+
+def test_a_duration_the_file_cannot_hold_is_shown_as_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+) -> None:
+    data_dir = tmp_path / "data"
+    configure_env(monkeypatch, data_dir, fake_llm)
+    at = new_page()
+    liar = _mp3_declaring(1193.05, tmp_path)
+    assert len(liar) < 30_000
+    at.sidebar.file_uploader[0].upload("liar.mp3", liar, "audio/mpeg").run()
+    assert not at.exception
+    [success] = texts(at.sidebar.success)
+    assert "(–)" in success, success  # unknown, not hundreds of hours
+    storage = SqliteStorage(data_dir)
+    try:
+        [asset] = [a for p in storage.list_projects() for a in storage.list_assets(p.id)]
+    finally:
+        storage.close()
+    assert asset.duration_ms is None
+    honest = _wav_declaring(15_000 / 1000 / 3600, 15_000)  # 15 s declared, 15 s there
+    at.sidebar.file_uploader[0].upload("honest.wav", honest, "audio/wav").run()
+    assert "0:15" in "\n".join(texts(at.sidebar.success))
+
+
+@requires_root
+def test_an_upload_to_a_full_disk_shows_no_path_leaves_nothing_and_works_once_there_is_room(
+    wav: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+) -> None:
+    with tmpfs(tmp_path / "disk", 2048) as mount:
+        data_dir = mount / "data"
+        configure_env(monkeypatch, data_dir, fake_llm)
+        at = new_page()
+        filler = fill(mount)
+        at.sidebar.file_uploader[0].upload("voice.wav", wav, "audio/wav").run()
+        assert not at.exception
+        [error] = texts(at.sidebar.error)
+        assert "could not be stored" in error and "voice.wav" in error
+        assert str(mount) not in error and ".part" not in error and "/" not in error.replace("voice.wav", "")
+        assert [p.name for p in (data_dir / "media").iterdir()] == []
+        filler.unlink()
+        assert _stored_names(data_dir) == []
+        at.sidebar.file_uploader[0].upload("voice-again.wav", wav, "audio/wav").run()
+        assert not at.sidebar.error and _stored_names(data_dir) == ["voice-again.wav"]
