@@ -12,6 +12,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent_app.context_budget import context_budget
+from agent_app.context_fit import ContextTooLargeError, FittedHistory
+from agent_app.context_send import ContextWindow
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.llm_config import (
     LLMConfig,
@@ -65,21 +68,45 @@ class _Call:
 
     config: LLMConfig
     adapter: ProviderAdapter
-    messages: Sequence[ChatMessage]
-    system_prompt: str
-    tool_schemas: list[ToolSchema]
+    window: ContextWindow
+
+    @property
+    def system_prompt(self) -> str:
+        return self.window.system_prompt
+
+    @property
+    def tool_schemas(self) -> Sequence[ToolSchema]:
+        return self.window.tool_schemas
 
 
-def _prepare(request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None) -> _Call:
+def _prepare(request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None) -> tuple[_Call, FittedHistory]:
+    """The call and the history fitted into the model's context window (:mod:`agent_app.context_send`)."""
     check_chat_request(request)
     config, adapter = _configured_adapter()
     schemas = _schemas(tool_schemas)
-    return _Call(config, adapter, request.messages, build_system_prompt(request.context, schemas), schemas)
+    window = ContextWindow(
+        request.messages,
+        context_budget(config.model, config.context_tokens, config.max_output_tokens),
+        build_system_prompt(request.context, schemas),
+        schemas,
+        request.context,
+    )
+    try:
+        return _Call(config, adapter, window), window.fit()
+    except ContextTooLargeError as exc:
+        raise ChatError(ErrorKind.TOO_LARGE_FOR_MODEL, str(exc)) from None
+
+
+def _refused_as_too_long(exc: Exception) -> bool:
+    """The provider's own context-length refusal, met before any text arrived: worth one smaller retry."""
+    return isinstance(exc, ProviderError) and exc.kind is ErrorKind.CONTEXT_TOO_LONG and not exc.partial_text
 
 
 def _failure(call: _Call, exc: Exception) -> ChatError:
     """What a failed provider call becomes: logged with its cause, raised with the bare text and its kind."""
     provider, model = call.config.provider, call.config.model
+    if isinstance(exc, ContextTooLargeError):  # the retry's fitting, with the provider's own numbers
+        return ChatError(ErrorKind.TOO_LARGE_FOR_MODEL, str(exc))
     if isinstance(exc, RequestCancelledError):
         return ChatError(ErrorKind.STOPPED, "Stopped before the answer was complete", partial_text=exc.partial_text)
     if isinstance(exc, ProviderError):
@@ -96,7 +123,9 @@ def handle_chat(
     on_text: TextSink | None = None,
     cancel: CancelSignal | None = None,
 ) -> ChatResponse:
-    """Validation → configuration → adapter → system prompt + tool schemas → one streamed provider call.
+    """Validation → configuration → adapter → system prompt + tool schemas → the history fitted into the
+    model's context window → one streamed provider call (once more, smaller, if the provider still finds the
+    request too long).
 
     ``tool_schemas`` defaults to the enabled tools' (the page passes its own registry's, the same set).
     ``on_text`` gets each piece of the answer's text as it arrives (in this thread); once ``cancel`` is set
@@ -105,17 +134,24 @@ def handle_chat(
     raised with the spec's bare text, the failure's kind and the text that had arrived; anything unforeseen
     is a provider failure too. The answer carries the provider's token ``usage`` when it sent one.
     """
-    call = _prepare(request, tool_schemas)
-    try:
+    call, fitted = _prepare(request, tool_schemas)
+
+    def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return call.adapter.chat(
-            call.messages,
-            system_prompt=call.system_prompt,
-            tool_schemas=call.tool_schemas,
-            on_text=on_text,
-            cancel=cancel,
+            messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=on_text, cancel=cancel
         )
+
+    try:
+        try:
+            response = send(fitted.messages)
+        except Exception as exc:
+            if not _refused_as_too_long(exc):
+                raise
+            fitted = call.window.refit(fitted, str(exc))
+            response = send(fitted.messages)
     except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
         raise _failure(call, exc) from None
+    return response.model_copy(update={"context": fitted.report})
 
 
 async def handle_chat_async(
@@ -124,10 +160,21 @@ async def handle_chat_async(
     """:func:`handle_chat` for a caller on an event loop (the HTTP route): the provider call is awaited, no
     thread is held; ``on_text`` is called on the caller's loop; cancelling the task closes the provider's
     response."""
-    call = _prepare(request, tool_schemas)
-    try:
+    call, fitted = _prepare(request, tool_schemas)
+
+    async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return await call.adapter.achat(
-            call.messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=on_text
+            messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=on_text
         )
+
+    try:
+        try:
+            response = await send(fitted.messages)
+        except Exception as exc:
+            if not _refused_as_too_long(exc):
+                raise
+            fitted = call.window.refit(fitted, str(exc))
+            response = await send(fitted.messages)
     except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
         raise _failure(call, exc) from None
+    return response.model_copy(update={"context": fitted.report})

@@ -98,30 +98,55 @@ def fit_history(
     return FittedHistory(sent, report)
 
 
-def retry_scale(report: ContextReport, refusal: str) -> float:
-    """The scale for the one retry after the provider refused ``report``'s request as too long: the
-    provider's own count when its message gives one (OpenAI, vLLM and Gemini all do), else the estimate
-    grown by the margin; either way aiming :data:`RETRY_SHRINK` below where it failed."""
-    counted = _counted_tokens(refusal)
+def retry_budget(budget: ContextBudget, report: ContextReport, refusal: str) -> tuple[ContextBudget, float]:
+    """The budget and scale for the one retry after the provider refused ``report``'s request as too long.
+
+    The refusal usually says how many tokens the provider counted and what its window is (OpenAI, vLLM and
+    Gemini all do): the count gives the true tokens-per-estimate ratio, the window the true limit (a server
+    started with a smaller window than configured). Without numbers the estimate is taken as
+    :data:`RETRY_SHRINK` too low. Either way the retry aims :data:`RETRY_SHRINK` below the limit.
+    """
+    counted, maximum = _refusal_numbers(refusal)
     uncorrected = report.estimated_tokens / report.scale
-    scale = counted / uncorrected if counted and uncorrected > 0 else report.scale
-    return max(scale, report.scale) / RETRY_SHRINK
+    scale = counted / uncorrected if counted and uncorrected > 0 else report.scale / RETRY_SHRINK
+    limit = float(budget.input_tokens)
+    if maximum:  # the provider's window, with the same share kept for the answer
+        limit = min(limit, maximum * budget.input_tokens / budget.window_tokens)
+    elif counted:
+        limit = min(limit, counted)
+    room = max(1, int(limit * RETRY_SHRINK))
+    return ContextBudget(budget.window_tokens, room, "the provider's refusal"), scale
 
 
-_COUNTS = (
+def learned_budget(budget: ContextBudget, messages: Sequence[ChatMessage]) -> ContextBudget:
+    """``budget``, or the smaller one an earlier retry of this conversation learnt from the provider (same
+    configured window), so that not every later request is refused once first."""
+    for message in reversed(messages):
+        report = message.context
+        if message.role == "assistant" and report is not None:
+            if report.window_tokens == budget.window_tokens and report.budget_tokens < budget.input_tokens:
+                return ContextBudget(budget.window_tokens, report.budget_tokens, "learnt from the provider")
+            return budget
+    return budget
+
+
+_COUNTED = (
     re.compile(r"messages resulted in (\d+) tokens"),  # OpenAI
     re.compile(r"you requested (\d+) tokens"),  # vLLM and older OpenAI
     re.compile(r"input token count \((\d+)\)"),  # Gemini
-    re.compile(r"prompt is too long: (\d+) tokens"),
+)
+_MAXIMUM = (
+    re.compile(r"maximum context length is (\d+) tokens"),  # OpenAI, vLLM
+    re.compile(r"maximum number of tokens allowed \((\d+)\)"),  # Gemini
 )
 
 
-def _counted_tokens(refusal: str) -> int | None:
-    for pattern in _COUNTS:
-        found = pattern.search(refusal)
-        if found:
-            return int(found.group(1))
-    return None
+def _refusal_numbers(refusal: str) -> tuple[int | None, int | None]:
+    """``(tokens the provider counted, its window)`` as far as its message says."""
+    found = [
+        next((int(m.group(1)) for p in patterns if (m := p.search(refusal))), None) for patterns in (_COUNTED, _MAXIMUM)
+    ]
+    return found[0], found[1]
 
 
 # --- the steps ------------------------------------------------------------------------------------------

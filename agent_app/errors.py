@@ -37,6 +37,9 @@ class ErrorKind(StrEnum):
     """The provider answered 429 (after the SDK's own retries)."""
     TIMED_OUT = "timed_out"
     """The provider did not answer within ``LLM_TIMEOUT_SECONDS``."""
+    TOO_LARGE_FOR_MODEL = "too_large_for_model"
+    """Even the least a request must carry (the instructions, the latest message or tool result) is larger than
+    the model's context window: refused before sending (400 naming what is too large)."""
     CONTEXT_TOO_LONG = "context_too_long"
     """The conversation does not fit the model's context window (OpenAI ``context_length_exceeded``,
     Gemini's input-token-count 400)."""
@@ -87,6 +90,7 @@ _STATUS: dict[ErrorKind, int] = {
         if kind not in (ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR, ErrorKind.STOPPED)
     },
     **{kind: status for status, kind in _KIND_OF_STATUS.items()},
+    ErrorKind.TOO_LARGE_FOR_MODEL: 400,
 }
 
 PROVIDER_ERROR = "LLM provider error"

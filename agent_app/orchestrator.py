@@ -185,7 +185,11 @@ class Orchestrator:
                 self._append(
                     history,
                     ChatMessage(
-                        role="assistant", content=response.content, provider_metadata=response.provider_metadata
+                        role="assistant",
+                        content=response.content,
+                        provider_metadata=response.provider_metadata,
+                        usage=response.usage,
+                        context=response.context,
                     ),
                 )
                 self._set_status("idle")
@@ -204,7 +208,12 @@ class Orchestrator:
         """
         calls = unique_call_ids(response.tool_calls or [], history)
         message = ChatMessage(
-            role="assistant", content=response.content, tool_calls=calls, provider_metadata=response.provider_metadata
+            role="assistant",
+            content=response.content,
+            tool_calls=calls,
+            provider_metadata=response.provider_metadata,
+            usage=response.usage,
+            context=response.context,
         )
         pending = list(calls)
         try:

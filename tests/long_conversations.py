@@ -43,10 +43,11 @@ def transcript_page(page: int) -> dict[str, object]:
     return tool_result(ASSET, transcript, cached=True)
 
 
-def signature(index: int) -> dict[str, object]:
-    """A stored Gemini turn's metadata with a thought signature (what must ride along with its calls)."""
-    sig = base64.b64encode(f"signature-{index}".encode()).decode()
-    return {"gemini": {"content": {"role": "model", "parts": [{"thoughtSignature": sig}]}, "callIds": {}}}
+def gemini_turn(call: ToolCall, index: int) -> dict[str, object]:
+    """A stored Gemini turn's metadata: the call's part with its thought signature (what must ride along)."""
+    signature = base64.b64encode(f"signature-{index}".encode()).decode()
+    part = {"functionCall": {"name": call.name, "args": call.args}, "thoughtSignature": signature}
+    return {"gemini": {"content": {"role": "model", "parts": [part]}, "callIds": {}}}
 
 
 def page_turn(page: int, index: int) -> list[ChatMessage]:
@@ -56,13 +57,9 @@ def page_turn(page: int, index: int) -> list[ChatMessage]:
         name="transcribe_video",
         args={"assetId": ASSET.id, "startMs": page * PAGE_MS, "endMs": (page + 1) * PAGE_MS},
     )
-    metadata = signature(index)
-    content = metadata["gemini"]
-    assert isinstance(content, dict)
-    content["content"]["parts"].insert(0, {"functionCall": {"name": call.name, "args": call.args}})
     return [
         ChatMessage(role="user", content=f"Read me minutes {page * 5} to {page * 5 + 5} of the interview."),
-        ChatMessage(role="assistant", tool_calls=[call], provider_metadata=metadata),
+        ChatMessage(role="assistant", tool_calls=[call], provider_metadata=gemini_turn(call, index)),
         ChatMessage(
             role="tool",
             content="transcribe_video finished",

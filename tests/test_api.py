@@ -71,6 +71,8 @@ def test_valid_request_returns_provider_response(openai_llm: FakeLLMServer) -> N
     openai_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {"assetId": "asset-a1"}, id="call_9")))
     result = handle_chat_body(_hello(context=CONTEXT))
     assert result.status == 200
+    report = result.body.pop("context")  # how the history was fitted into the model's window: all of it sent
+    assert report["budgetTokens"] == 7_168 and report["leftOutMessages"] == 0 and "firstSentId" not in report
     assert result.body == {
         "content": "",
         "toolCalls": [{"id": "call_9", "name": "transcribe_video", "args": {"assetId": "asset-a1"}}],
@@ -83,7 +85,9 @@ def test_valid_request_returns_provider_response(openai_llm: FakeLLMServer) -> N
     assert sent["messages"][1] == {"role": "user", "content": "Hello"}
 
     openai_llm.chat.push(openai_text("Hi there"))
-    assert handle_chat_body(_hello()).body == {"content": "Hi there", "usage": {"inputTokens": 10, "outputTokens": 5}}
+    answer = handle_chat_body(_hello()).body
+    assert answer.pop("context")["windowTokens"] == 8_192
+    assert answer == {"content": "Hi there", "usage": {"inputTokens": 10, "outputTokens": 5}}
 
 
 def test_invalid_request_returns_400(openai_llm: FakeLLMServer) -> None:

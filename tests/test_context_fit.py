@@ -13,7 +13,7 @@ from agent_app.context_budget import (
     text_tokens,
     usage_scale,
 )
-from agent_app.context_fit import STUB_PREFIX, ContextTooLargeError, fit_history, retry_scale
+from agent_app.context_fit import STUB_PREFIX, ContextTooLargeError, fit_history, learned_budget, retry_budget
 from agent_app.prompt import build_system_prompt
 from agent_app.request_validation import conversation_problems
 from agent_app.types import ChatMessage, ContextReport, TokenUsage, ToolCall, ToolResult
@@ -169,22 +169,33 @@ def test_a_corrected_estimate_sends_more_of_the_history() -> None:
     assert corrected.report.scale == 0.7 and corrected.report.estimated_tokens <= 3_000
 
 
-@pytest.mark.parametrize(
-    ("refusal", "expected"),
-    [
-        (
-            "BadRequestError[400] (code context_length_exceeded): Error code: 400 - {'error': {'message': \"This "
-            "model's maximum context length is 16000 tokens. However, your messages resulted in 18000 tokens. "
-            'Please reduce the length of the messages."',
-            1.5 / 0.8,
-        ),
-        (
-            "ClientError[400]: 400 INVALID_ARGUMENT. {'error': {'code': 400, 'message': 'The input token count "
-            "(15000) exceeds the maximum number of tokens allowed (16000).'",
-            1.25 / 0.8,
-        ),
-        ("context length exceeded, no numbers", 1.0 / 0.8),
-    ],
+OPENAI_REFUSAL = (
+    "BadRequestError[400] (code context_length_exceeded): Error code: 400 - This model's maximum context length "
+    "is 8000 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages."
 )
-def test_the_retry_scale_uses_the_providers_own_count(refusal: str, expected: float) -> None:
-    assert retry_scale(report(12_000), refusal) == pytest.approx(expected)
+GEMINI_REFUSAL = (
+    "ClientError[400]: 400 INVALID_ARGUMENT. {'error': {'code': 400, 'message': 'The input token count (9000) "
+    "exceeds the maximum number of tokens allowed (8000).', 'status': 'INVALID_ARGUMENT'}}"
+)
+
+
+@pytest.mark.parametrize("refusal", [OPENAI_REFUSAL, GEMINI_REFUSAL])
+def test_the_retry_uses_the_providers_own_count_and_window(refusal: str) -> None:
+    smaller, scale = retry_budget(budget(16_000, 2_000), report(12_000), refusal)
+    assert scale == 0.75  # the provider counted 9,000 where the estimate said 12,000
+    assert smaller.input_tokens == int(8_000 * 14 / 16 * 0.8)  # its window, the same share for the answer, a margin
+
+
+def test_a_refusal_without_numbers_shrinks_by_the_margin() -> None:
+    smaller, scale = retry_budget(budget(16_000, 2_000), report(12_000), "context too long")
+    assert (smaller.input_tokens, scale) == (11_200, 1.25)
+
+
+def test_a_budget_learnt_from_a_refusal_holds_for_the_rest_of_the_conversation() -> None:
+    configured = budget(16_000, 2_000)
+    learnt = ChatMessage(
+        role="assistant", content="ok", context=report(4_000).model_copy(update={"budget_tokens": 5_600})
+    )
+    assert learned_budget(configured, [learnt, ChatMessage(role="user", content="next")]).input_tokens == 5_600
+    assert learned_budget(budget(32_000, 2_000), [learnt]).input_tokens == 30_000  # another window configured
+    assert learned_budget(configured, [ChatMessage(role="user", content="first")]) == configured

@@ -183,7 +183,10 @@ def test_nan_and_infinity_are_not_json(openai_llm: FakeLLMServer, body: bytes) -
     assert openai_llm.requests == []
 
 
-def test_huge_strings_and_many_messages_stay_within_the_limit(openai_llm: FakeLLMServer) -> None:
+def test_huge_strings_and_many_messages_stay_within_the_limit(
+    openai_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_CONTEXT_TOKENS", "1000000")  # a model whose window takes the 1.9 MB message
     openai_llm.chat.default = openai_text("ok")
     assert handle_chat_body(_body({"messages": [_user("x" * 1_900_000)]})).status == 200
     assert handle_chat_body(_body({"messages": [_user("h")] * 100_000})).status == 413

@@ -15,6 +15,7 @@ import streamlit as st
 
 from agent_app.stores import SessionState
 from agent_app.types import ChatMessage, ToolResult
+from agent_app.ui.context_status import latest_context_report, render_context_status, render_cut_marker
 from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.tool_cards import render_tool_card
 
@@ -91,7 +92,8 @@ def reset_window(state: SessionState) -> None:
 
 
 def render_history(state: SessionState, messages: Sequence[ChatMessage]) -> None:
-    """Draw the visible part of ``messages``, with a "Show older" button when some are hidden."""
+    """Draw the visible part of ``messages``, with a "Show older" button when some are hidden, the marker
+    above the oldest message still sent to the model and how full the model's context is."""
     hidden, shown = visible_slice(messages, int(state.get(_WINDOW_KEY, PAGE_SIZE)))
     if hidden:
         st.button(
@@ -102,5 +104,11 @@ def render_history(state: SessionState, messages: Sequence[ChatMessage]) -> None
             args=(state,),
             type="tertiary",
         )
+    report = latest_context_report(messages)
+    cut = report.first_sent_id if report is not None else None
     for turn in group_turns(shown):
+        if cut is not None and turn.messages[0].id == cut:
+            render_cut_marker()
         render_turn(turn)
+    if report is not None:
+        render_context_status(report)
