@@ -21,6 +21,7 @@ from agent_app.request_validation import conversation_problems
 from agent_app.routes.chat import handle_chat_body
 from agent_app.storage import open_storage
 from agent_app.stores import AgentStore, ChatStore
+from agent_app.tool_args import ToolArgs
 from agent_app.types import ChatMessage, ChatRequest, ContextReport, ToolDefinition, ToolEnvironment, ToolParameter
 from agent_app.ui.context_status import CUT_MARKER
 from tests.fake_llm import (
@@ -34,6 +35,7 @@ from tests.fake_llm import (
 )
 from tests.long_conversations import ASSET, CONTEXT, PAGE_MS, long_conversation, transcript_page
 from tests.page_support import bubbles, configure_env, new_page, send, texts
+from tests.tool_support import make_tool
 
 LIMIT = 16_000
 QUESTION = "What do they say between 55:00 and 60:00?"
@@ -49,15 +51,16 @@ def llm(request: pytest.FixtureRequest) -> FakeLLMServer:
     return server
 
 
-def transcript_tool() -> ToolDefinition:
+def transcript_tool() -> ToolDefinition[ToolArgs]:
     """``transcribe_video`` answering from its cache: the real result shape, without decoding speech."""
 
     def execute(args: dict[str, Any], env: ToolEnvironment) -> dict[str, Any]:
         return transcript_page(int(args.get("startMs", 0)) // PAGE_MS)
 
-    parameters = [ToolParameter(key=key, type="number") for key in ("startMs", "endMs")]
-    parameters.insert(0, ToolParameter(key="assetId", type="string"))
-    return ToolDefinition("transcribe_video", "Transcribe a range of an asset.", parameters, execute)
+    asset = ToolParameter(key="assetId", type="string")
+    return make_tool(
+        "transcribe_video", execute, asset, *(ToolParameter(key=key, type="number") for key in ("startMs", "endMs"))
+    )
 
 
 def stored_conversation(data_dir: Path, messages: list[ChatMessage]) -> tuple[ChatStore, AgentStore, Any, str]:
