@@ -188,11 +188,12 @@ def usage_scale(messages: Sequence[ChatMessage]) -> float:
             continue
         uncorrected = report.estimated_tokens / report.scale
         if message.usage is None or message.usage.input_tokens <= 0 or uncorrected <= 0:
-            return _clamp(report.scale)
-        return _clamp(message.usage.input_tokens / uncorrected)
+            return clamp_scale(report.scale)
+        return clamp_scale(message.usage.input_tokens / uncorrected)
     return 1.0
 
 
-def _clamp(scale: float) -> float:
+def clamp_scale(scale: float) -> float:
+    """``scale`` within :data:`SCALE_LIMITS`."""
     low, high = SCALE_LIMITS
     return min(high, max(low, scale))

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_app.context_budget import ContextBudget, fixed_tokens, message_tokens, usage_scale
+from agent_app.context_budget import ContextBudget, clamp_scale, fixed_tokens, message_tokens, usage_scale
 from agent_app.prompt import format_ms
 from agent_app.types import AgentContext, ChatMessage, ContextReport, ToolCall, ToolResult, ToolSchema
 
@@ -108,7 +108,7 @@ def retry_budget(budget: ContextBudget, report: ContextReport, refusal: str) -> 
     """
     counted, maximum = _refusal_numbers(refusal)
     uncorrected = report.estimated_tokens / report.scale
-    scale = counted / uncorrected if counted and uncorrected > 0 else report.scale / RETRY_SHRINK
+    scale = clamp_scale(counted / uncorrected if counted and uncorrected > 0 else report.scale / RETRY_SHRINK)
     limit = float(budget.input_tokens)
     if maximum:  # the provider's window, with the same share kept for the answer
         limit = min(limit, maximum * budget.input_tokens / budget.window_tokens)

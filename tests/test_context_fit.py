@@ -159,6 +159,7 @@ def test_the_estimate_is_scaled_by_the_usage_reported_for_the_previous_request()
     # Without usage on the latest answer, the correction learnt before carries on; absurd usage is clamped.
     assert usage_scale([answered.model_copy(update={"usage": None, "context": report(700, 0.7)})]) == 0.7
     assert usage_scale([answered.model_copy(update={"usage": TokenUsage(input_tokens=1)})]) == 0.5
+    assert usage_scale([answered.model_copy(update={"usage": TokenUsage(input_tokens=99_000)})]) == 2.0
 
 
 def test_a_corrected_estimate_sends_more_of_the_history() -> None:

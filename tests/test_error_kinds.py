@@ -69,9 +69,12 @@ def test_gemini_failures_carry_their_kind(fault: str, gemini_llm: FakeLLMServer,
 def test_context_too_long_is_recognized_on_both_providers(
     fake_llm: FakeLLMServer, openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch
 ) -> None:
+    # Refused twice: the handler answers the first refusal with one smaller retry (test_context_window.py).
+    openai_llm.chat.push(OPENAI_TOO_LONG)
     assert _fail(openai_llm, "chat", OPENAI_TOO_LONG).kind is ErrorKind.CONTEXT_TOO_LONG
     llm_env.setenv("LLM_PROVIDER", "gemini")
     llm_env.setenv("GOOGLE_GEMINI_BASE_URL", fake_llm.gemini_base_url)
+    fake_llm.gemini.push(GEMINI_TOO_LONG)
     assert _fail(fake_llm, "gemini", GEMINI_TOO_LONG).kind is ErrorKind.CONTEXT_TOO_LONG
 
 

@@ -372,7 +372,8 @@ def test_openai_error_bodies_become_502_with_the_cause_logged(
     case: tuple[int, dict[str, Any], dict[str, str], str],
 ) -> None:
     status, body, headers, logged = case
-    openai_llm.chat.push(json_reply(body, status, headers))
+    # Twice: a context-length refusal is retried once, smaller, before it is the provider's failure.
+    openai_llm.chat.push(json_reply(body, status, headers), json_reply(body, status, headers))
     with caplog.at_level(logging.WARNING):
         result = handle_chat_body(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})
