@@ -140,13 +140,17 @@ def test_a_thousand_message_conversation_with_ten_transcript_pages_completes_a_n
     assert stored[:1000] == history  # nothing deleted or changed in storage: only what is sent shrank
     assert conversation_problems(stored) == []
     report = stored[-1].context
-    assert report is not None and report.window_tokens == LIMIT and report.left_out_messages > 500
+    assert report is not None and report.window_tokens == LIMIT and report.left_out_messages > 300
     assert report.estimated_tokens <= report.budget_tokens
     first_sent = next(m for m in stored if m.id == report.first_sent_id)
     assert first_sent.role == "user"
-    # The provider's count came back as usage and is kept beside the estimate for the next request.
-    answered = stored[-1]
-    assert answered.usage is None or answered.usage.input_tokens == requests[-1].input_tokens
+    # The provider's count came back as usage, kept beside the estimate: the second request of the loop was
+    # fitted with the estimate corrected by the first one's count (the fake counts fewer tokens than 3 bytes).
+    calling, answered = stored[-3], stored[-1]
+    assert calling.usage is not None and calling.usage.input_tokens == requests[0].input_tokens
+    assert calling.context is not None and calling.context.scale == 1.0
+    assert answered.usage is not None and answered.usage.input_tokens == requests[1].input_tokens
+    assert 0.5 <= report.scale < 1.0
 
 
 def test_a_server_whose_window_is_smaller_than_configured_is_answered_by_shrinking_and_retrying_once(
