@@ -8,14 +8,16 @@ whose header declares hundreds of hours is listed with an unknown duration.
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from agent_app.storage import SqliteStorage
 from tests.fake_llm import FakeLLMServer
-from tests.hostile_support import fill, requires_root, tmpfs
+from tests.hostile_support import close_connections_to, fill, requires_root, set_read_only, tmpfs
 from tests.media_factory import tone_track, write_audio_file
 from tests.media_samples import make_wav
 from tests.page_support import configure_env, new_page, texts
@@ -128,21 +130,48 @@ def test_a_duration_the_file_cannot_hold_is_shown_as_unknown(
 
 
 @requires_root
-def test_an_upload_to_a_full_disk_shows_no_path_leaves_nothing_and_works_once_there_is_room(
-    wav: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
+@pytest.mark.parametrize("fault", ["full", "read-only"])
+def test_an_upload_to_a_full_or_read_only_disk_shows_no_path_leaves_nothing_and_works_after(
+    fault: str, wav: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer
 ) -> None:
     with tmpfs(tmp_path / "disk", 2048) as mount:
         data_dir = mount / "data"
         configure_env(monkeypatch, data_dir, fake_llm)
         at = new_page()
-        filler = fill(mount)
+        if fault == "full":
+            filler = fill(mount)
+        else:
+            close_connections_to(data_dir)
+            set_read_only(mount, True)
         at.sidebar.file_uploader[0].upload("voice.wav", wav, "audio/wav").run()
-        assert not at.exception
+        assert not at.exception, [e.value for e in at.exception]
         [error] = texts(at.sidebar.error)
         assert "could not be stored" in error and "voice.wav" in error
         assert str(mount) not in error and ".part" not in error and "/" not in error.replace("voice.wav", "")
         assert [p.name for p in (data_dir / "media").iterdir()] == []
-        filler.unlink()
+        if fault == "full":
+            filler.unlink()
+        else:
+            set_read_only(mount, False)
         assert _stored_names(data_dir) == []
         at.sidebar.file_uploader[0].upload("voice-again.wav", wav, "audio/wav").run()
         assert not at.sidebar.error and _stored_names(data_dir) == ["voice-again.wav"]
+
+
+def test_partial_uploads_of_dead_processes_are_removed_at_start_and_live_ones_kept(tmp_path: Path) -> None:
+    media = tmp_path / "data" / "media"
+    media.mkdir(parents=True)
+    dead_pid = subprocess.Popen(["true"]).pid
+    os.waitpid(dead_pid, 0)
+    names = {
+        "own": f"{'a' * 32}.mp4.{os.getpid()}.part",
+        "live": f"{'b' * 32}.mp4.{os.getppid()}.part",
+        "dead": f"{'c' * 32}.mp4.{dead_pid}.part",
+        "old-style": f"{'d' * 32}.mp4.part",
+        "not-a-part": f"{'e' * 32}.mp4",
+    }
+    for name in names.values():
+        (media / name).write_bytes(b"x")
+    SqliteStorage(tmp_path / "data").close()
+    left = sorted(p.name for p in media.iterdir())
+    assert left == sorted([names["own"], names["live"], names["not-a-part"]]), left

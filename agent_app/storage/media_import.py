@@ -9,6 +9,7 @@ bytes really are audio or video — an extension proves nothing.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -20,6 +21,7 @@ from agent_app.storage.base import AssetRejectedError
 from agent_app.types import MediaKind
 
 CHUNK_BYTES = 1024 * 1024
+PART_SUFFIX = ".part"
 DEFAULT_MAX_UPLOAD_MB = 1024
 
 MIME_BY_EXTENSION: dict[str, str] = {
@@ -97,6 +99,35 @@ def mime_type_for(extension: str, kind: MediaKind) -> str:
 
 def _format_megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):.0f} MB" if size >= 1024 * 1024 else f"{size} bytes"
+
+
+def partial_path(media_dir: Path, stored_name: str) -> Path:
+    """Where an upload is copied before it is proved to be media: named with this process's id, so a
+    later start can tell a dead process's leftover (kill -9 mid-copy) from another live upload."""
+    return media_dir / f"{stored_name}.{os.getpid()}{PART_SUFFIX}"
+
+
+def remove_stale_parts(media_dir: Path) -> int:
+    """Delete the partial uploads of processes that no longer run; return how many. Uploads in progress
+    (in this process or another live one on the same folder) are left alone."""
+    removed = 0
+    for part in media_dir.glob(f"*{PART_SUFFIX}"):
+        owner = part.name.removesuffix(PART_SUFFIX).rsplit(".", 1)[-1]
+        if owner.isdigit() and (int(owner) == os.getpid() or _is_running(int(owner))):
+            continue
+        part.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
 
 
 def copy_limited(data: BinaryIO, target: Path, limit_bytes: int, display_name: str) -> int:

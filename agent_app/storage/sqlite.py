@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_app.storage.base import AssetRejectedError, NotFoundError
+from agent_app.storage.media_import import remove_stale_parts
 from agent_app.storage.persistence import ConversationPersistence
 from agent_app.storage.sqlite_assets import AssetRows
 from agent_app.storage.sqlite_conversations import ConversationRows
@@ -39,6 +40,7 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
         self._data_dir = Path(data_dir)
         self._media_dir = self._data_dir / MEDIA_DIR_NAME
         self._media_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_parts(self._media_dir)  # a server killed mid-upload leaves its partial copy behind
         self._max_upload_bytes = max_upload_bytes
         self._db = SqliteDatabase(self._data_dir / DB_FILE_NAME, busy_timeout_ms)
 

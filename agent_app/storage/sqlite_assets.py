@@ -12,6 +12,7 @@ from agent_app.storage.media_import import (
     extension_of,
     max_upload_bytes,
     mime_type_for,
+    partial_path,
     probe_media,
 )
 from agent_app.storage.names import display_file_name, like_escape
@@ -41,7 +42,7 @@ class AssetRows:
         limit = self._max_upload_bytes if self._max_upload_bytes is not None else max_upload_bytes()
         asset_id = new_id()
         stored_name = f"{asset_id}.{extension}"
-        partial = self._media_dir / f"{stored_name}.part"
+        partial = partial_path(self._media_dir, stored_name)
         final = self._media_dir / stored_name
         try:
             size = copy_limited(data, partial, limit, display_name)
