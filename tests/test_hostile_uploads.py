@@ -161,8 +161,9 @@ def test_an_upload_to_a_full_or_read_only_disk_shows_no_path_leaves_nothing_and_
 def test_partial_uploads_of_dead_processes_are_removed_at_start_and_live_ones_kept(tmp_path: Path) -> None:
     media = tmp_path / "data" / "media"
     media.mkdir(parents=True)
-    dead_pid = subprocess.Popen(["true"]).pid
-    os.waitpid(dead_pid, 0)
+    ended = subprocess.Popen(["true"])
+    ended.wait()  # reaped: its PID runs nothing now
+    dead_pid = ended.pid
     names = {
         "own": f"{'a' * 32}.mp4.{os.getpid()}.part",
         "live": f"{'b' * 32}.mp4.{os.getppid()}.part",
