@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from agent_app.chat_handler import handle_chat
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.registry import ToolRegistry
+from agent_app.settings import Settings, load_settings
 from agent_app.types import CancelSignal, ChatRequest, ChatResponse
 
 DEFAULT_HTTP_TIMEOUT_SECONDS = 300.0
@@ -57,13 +58,14 @@ class InProcessChatClient:
     registry its orchestrator executes with, so the two can never disagree); default: the enabled tools.
     """
 
-    def __init__(self, registry: ToolRegistry | None = None) -> None:
+    def __init__(self, registry: ToolRegistry | None = None, settings: Settings | None = None) -> None:
         self._schemas = registry.to_tool_schemas() if registry is not None else None
+        self._settings = settings if settings is not None else load_settings()  # one reading per run
 
     def send(
         self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None, cancel: CancelSignal | None = None
     ) -> ChatResponse:
-        return handle_chat(request, tool_schemas=self._schemas, on_text=on_text, cancel=cancel)
+        return handle_chat(request, settings=self._settings, tool_schemas=self._schemas, on_text=on_text, cancel=cancel)
 
 
 class HttpChatClient:

@@ -29,20 +29,21 @@ from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
 from agent_app.providers.provider_loop import RequestCancelledError, TextSink
 from agent_app.request_validation import check_chat_request
+from agent_app.settings import Settings, load_settings
 from agent_app.types import CancelSignal, ChatMessage, ChatRequest, ChatResponse, ToolSchema
 
 logger = logging.getLogger(__name__)
 
 
-def current_tool_schemas() -> list[ToolSchema]:
+def current_tool_schemas(settings: Settings) -> list[ToolSchema]:
     """The enabled tools' internal schemas (the registry is built once per tool configuration)."""
-    return enabled_tool_registry().to_tool_schemas()
+    return enabled_tool_registry(settings.enabled_tools).to_tool_schemas()
 
 
-def _configured_adapter() -> tuple[LLMConfig, ProviderAdapter]:
+def _configured_adapter(settings: Settings) -> tuple[LLMConfig, ProviderAdapter]:
     """The configuration and its adapter, or the 502 naming the setting that stops them."""
     try:
-        config = load_llm_config()
+        config = load_llm_config(settings)
         return config, get_adapter(config)
     except MissingConfigurationError as exc:
         raise ChatError(ErrorKind.MISSING_CONFIGURATION, str(exc)) from None
@@ -55,9 +56,9 @@ def _configured_adapter() -> tuple[LLMConfig, ProviderAdapter]:
         raise provider_failure(ErrorKind.PROVIDER_FAILED) from None
 
 
-def _schemas(tool_schemas: Sequence[ToolSchema] | None) -> list[ToolSchema]:
+def _schemas(tool_schemas: Sequence[ToolSchema] | None, settings: Settings) -> list[ToolSchema]:
     try:
-        return list(tool_schemas) if tool_schemas is not None else current_tool_schemas()
+        return list(tool_schemas) if tool_schemas is not None else current_tool_schemas(settings)
     except (ToolConfigurationError, ValueError) as exc:
         raise ChatError(ErrorKind.TOOL_CONFIGURATION, f"Tool configuration error: {exc}") from None
 
@@ -79,11 +80,14 @@ class _Call:
         return self.window.tool_schemas
 
 
-def _prepare(request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None) -> tuple[_Call, FittedHistory]:
+def _prepare(
+    request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None, settings: Settings | None
+) -> tuple[_Call, FittedHistory]:
     """The call and the history fitted into the model's context window (:mod:`agent_app.context_send`)."""
     check_chat_request(request)
-    config, adapter = _configured_adapter()
-    schemas = _schemas(tool_schemas)
+    settings = settings if settings is not None else load_settings()
+    config, adapter = _configured_adapter(settings)
+    schemas = _schemas(tool_schemas, settings)
     window = ContextWindow(
         request.messages,
         context_budget(config.model, config.context_tokens, config.max_output_tokens),
@@ -119,6 +123,7 @@ def _failure(call: _Call, exc: Exception) -> ChatError:
 def handle_chat(
     request: ChatRequest,
     *,
+    settings: Settings | None = None,
     tool_schemas: Sequence[ToolSchema] | None = None,
     on_text: TextSink | None = None,
     cancel: CancelSignal | None = None,
@@ -127,14 +132,15 @@ def handle_chat(
     model's context window → one streamed provider call (once more, smaller, if the provider still finds the
     request too long).
 
-    ``tool_schemas`` defaults to the enabled tools' (the page passes its own registry's, the same set).
-    ``on_text`` gets each piece of the answer's text as it arrives (in this thread); once ``cancel`` is set
-    the provider's response is closed and a :class:`ChatError` of kind ``STOPPED`` raised with the text so
-    far. Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets removed) and
-    raised with the spec's bare text, the failure's kind and the text that had arrived; anything unforeseen
-    is a provider failure too. The answer carries the provider's token ``usage`` when it sent one.
+    ``settings`` default to the current ones; ``tool_schemas`` to the enabled tools' (the page passes its
+    own registry's, the same set). ``on_text`` gets each piece of the answer's text as it arrives (in this
+    thread); once ``cancel`` is set the provider's response is closed and a :class:`ChatError` of kind
+    ``STOPPED`` raised with the text so far. Raises only :class:`ChatError`: a provider failure is logged
+    with its cause (secrets removed) and raised with the spec's bare text, the failure's kind and the text
+    that had arrived; anything unforeseen is a provider failure too. The answer carries the provider's
+    token ``usage`` when it sent one.
     """
-    call, fitted = _prepare(request, tool_schemas)
+    call, fitted = _prepare(request, tool_schemas, settings)
 
     def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return call.adapter.chat(
@@ -155,12 +161,16 @@ def handle_chat(
 
 
 async def handle_chat_async(
-    request: ChatRequest, *, tool_schemas: Sequence[ToolSchema] | None = None, on_text: TextSink | None = None
+    request: ChatRequest,
+    *,
+    settings: Settings | None = None,
+    tool_schemas: Sequence[ToolSchema] | None = None,
+    on_text: TextSink | None = None,
 ) -> ChatResponse:
     """:func:`handle_chat` for a caller on an event loop (the HTTP route): the provider call is awaited, no
     thread is held; ``on_text`` is called on the caller's loop; cancelling the task closes the provider's
     response."""
-    call, fitted = _prepare(request, tool_schemas)
+    call, fitted = _prepare(request, tool_schemas, settings)
 
     async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return await call.adapter.achat(

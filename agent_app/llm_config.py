@@ -1,27 +1,19 @@
-"""The model the route talks to: ``LLM_*`` settings read server side (Streamlit secrets, then environment).
+"""The model the route talks to: the ``LLM_*`` part of the :class:`~agent_app.settings.Settings`.
 
 Why a module of its own: the route, the page's status line and the adapters' cache all need the same
-reading of the same settings, and the same rule that a key is never shown. :class:`LLMConfig` hides the
+view of the same settings, and the same rule that a key is never shown. :class:`LLMConfig` hides the
 key from ``repr``; errors name a *setting*, never its value.
 """
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agent_app.settings import read_float, read_int, read_setting, read_str
+from agent_app.settings import Settings, load_settings
 
 OPENAI_COMPATIBLE = "openai-compatible"
 GEMINI = "gemini"
 PROVIDERS: tuple[str, ...] = (OPENAI_COMPATIBLE, GEMINI)
-
-REQUIRED_SETTINGS: tuple[str, ...] = ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY")
-DEFAULT_TIMEOUT_SECONDS = 60.0
-DEFAULT_MAX_RETRIES = 2
-DEFAULT_RETRY_BACKOFF_SECONDS = 0.5
 
 
 class LLMConfigurationError(Exception):
@@ -53,9 +45,9 @@ class LLMConfig:
     model: str
     api_key: str = field(repr=False)
     base_url: str | None = None
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
-    max_retries: int = DEFAULT_MAX_RETRIES
-    retry_backoff_seconds: float = DEFAULT_RETRY_BACKOFF_SECONDS
+    timeout_seconds: float = 60.0
+    max_retries: int = 2
+    retry_backoff_seconds: float = 0.5
     gemini_base_url: str | None = None
     """google-genai's own override, env ``GOOGLE_GEMINI_BASE_URL`` (proxies, tests): part of the
     configuration so a changed value gets a new client; ``LLM_BASE_URL`` never reaches Gemini."""
@@ -65,108 +57,47 @@ class LLMConfig:
     """``LLM_MAX_OUTPUT_TOKENS``: tokens of the window kept for the answer (default: a share of it)."""
 
 
-MAX_TIMEOUT_SECONDS = 86_400.0
-"""A day: past this a socket timeout overflows the platform's ``time_t`` and every send fails."""
-
-
-def _timeout_seconds() -> float:
-    value = read_float("LLM_TIMEOUT_SECONDS", DEFAULT_TIMEOUT_SECONDS)
-    if not (0 < value <= MAX_TIMEOUT_SECONDS):  # also false for NaN
-        raise LLMConfigurationError("Setting LLM_TIMEOUT_SECONDS must be a positive number of seconds, at most a day")
-    return value
-
-
-def _max_retries() -> int:
-    raw = read_setting("LLM_MAX_RETRIES")
-    if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):  # TOML ``true`` / ``2.5``
-        raise LLMConfigurationError("Setting LLM_MAX_RETRIES must be an integer")
-    retries = read_int("LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES)
-    if retries < 0:
-        raise LLMConfigurationError("Setting LLM_MAX_RETRIES must not be negative")
-    return retries
-
-
-def _retry_backoff_seconds() -> float:
-    backoff = read_float("LLM_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS)
-    if not (backoff >= 0 and math.isfinite(backoff)):  # NaN and infinity are not delays an SDK can use
-        raise LLMConfigurationError("Setting LLM_RETRY_BACKOFF_SECONDS must be a finite number, 0 or more")
-    return backoff
-
-
-def _token_count(name: str) -> int | None:
-    """An optional whole, positive number of tokens (``None`` when unset)."""
-    raw = read_setting(name)
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):  # TOML ``true`` / ``2.5``
-        raise LLMConfigurationError(f"Setting {name} must be a whole number of tokens")
-    value = read_int(name, 0)
-    if value < 1:
-        raise LLMConfigurationError(f"Setting {name} must be a positive number of tokens")
-    return value
-
-
-def _context_tokens() -> int | None:
-    return _token_count("LLM_CONTEXT_TOKENS")
-
-
-def _max_output_tokens() -> int | None:
-    return _token_count("LLM_MAX_OUTPUT_TOKENS")
-
-
-_TUNING_READERS: tuple[Callable[[], float | None], ...] = (
-    _timeout_seconds,
-    _max_retries,
-    _retry_backoff_seconds,
-    _context_tokens,
-    _max_output_tokens,
+_TUNING_SETTINGS = (
+    "LLM_TIMEOUT_SECONDS",
+    "LLM_MAX_RETRIES",
+    "LLM_RETRY_BACKOFF_SECONDS",
+    "LLM_CONTEXT_TOKENS",
+    "LLM_MAX_OUTPUT_TOKENS",
 )
 
 
-def tuning_problems() -> list[str]:
-    """Every invalid timeout/retry setting, by name (never the value), checked whether or not the
-    required settings are there: the page names all that needs fixing at once, before any send."""
-    problems: list[str] = []
-    for reader in _TUNING_READERS:
-        try:
-            reader()
-        except (ValueError, LLMConfigurationError) as exc:  # both messages name the setting only
-            problems.append(str(exc))
-    return problems
-
-
-def load_llm_config() -> LLMConfig:
-    """The current configuration.
+def load_llm_config(settings: Settings | None = None) -> LLMConfig:
+    """The configuration ``settings`` (default: the current ones) describe.
 
     Raises :class:`MissingConfigurationError` naming every unset required setting, and
-    :class:`LLMConfigurationError` for an unparsable or out-of-range timeout/retry setting. The provider
-    name is not checked here: the factory does that, with the spec's ``Unknown LLM provider`` message.
+    :class:`LLMConfigurationError` for an unusable timeout/retry/token setting. The provider name is not
+    checked here: the factory does that, with the spec's ``Unknown LLM provider`` message.
     ``LLM_BASE_URL`` is dropped for Gemini (the spec: it must be ignored).
     """
-    values = {name: read_str(name) for name in REQUIRED_SETTINGS}
-    missing = [name for name, value in values.items() if value is None]
+    settings = settings if settings is not None else load_settings()
+    required = {
+        "LLM_PROVIDER": settings.llm_provider,
+        "LLM_MODEL": settings.llm_model,
+        "LLM_API_KEY": settings.llm_api_key,
+    }
+    missing = [name for name, value in required.items() if value is None]
     if missing:
         raise MissingConfigurationError(missing)
-    provider = str(values["LLM_PROVIDER"]).lower()
-    try:
-        timeout = _timeout_seconds()
-        retries = _max_retries()
-        backoff = _retry_backoff_seconds()
-        context_tokens = _context_tokens()
-        max_output_tokens = _max_output_tokens()
-    except ValueError as exc:  # settings' messages name the setting only
-        raise LLMConfigurationError(str(exc)) from None
+    invalid = settings.problems_with(*_TUNING_SETTINGS)
+    if invalid:
+        raise LLMConfigurationError("; ".join(invalid))
+    provider = str(settings.llm_provider)
     return LLMConfig(
         provider=provider,
-        model=str(values["LLM_MODEL"]),
-        api_key=str(values["LLM_API_KEY"]),
-        base_url=read_str("LLM_BASE_URL") if provider == OPENAI_COMPATIBLE else None,
-        timeout_seconds=timeout,
-        max_retries=retries,
-        retry_backoff_seconds=backoff,
-        gemini_base_url=(os.environ.get("GOOGLE_GEMINI_BASE_URL") or None) if provider == GEMINI else None,
-        context_tokens=context_tokens,
-        max_output_tokens=max_output_tokens,
+        model=str(settings.llm_model),
+        api_key=str(settings.llm_api_key),
+        base_url=settings.llm_base_url if provider == OPENAI_COMPATIBLE else None,
+        timeout_seconds=settings.llm_timeout_seconds,
+        max_retries=settings.llm_max_retries,
+        retry_backoff_seconds=settings.llm_retry_backoff_seconds,
+        gemini_base_url=settings.gemini_base_url if provider == GEMINI else None,
+        context_tokens=settings.llm_context_tokens,
+        max_output_tokens=settings.llm_max_output_tokens,
     )
 
 
@@ -190,19 +121,19 @@ class LLMStatus:
         return " · ".join(parts)
 
 
-def llm_status() -> LLMStatus:
+def llm_status(settings: Settings | None = None) -> LLMStatus:
     """The configuration's state for display: configured, or which settings are missing / wrong. An
     invalid timeout/retry setting is reported even when required settings are missing too, so that
     the page never says "configured" (or names only half the fixes) before a send fails."""
-    provider = read_str("LLM_PROVIDER")
-    model = read_str("LLM_MODEL")
-    invalid = tuning_problems()
+    settings = settings if settings is not None else load_settings()
+    provider, model = settings.llm_provider, settings.llm_model
+    invalid = settings.problems_with(*_TUNING_SETTINGS)
     try:
-        config = load_llm_config()
+        config = load_llm_config(settings)
     except MissingConfigurationError as exc:
         return LLMStatus(False, provider, model, "; ".join([str(exc), *invalid]), tuple(exc.missing), tuple(invalid))
     except LLMConfigurationError as exc:
-        return LLMStatus(False, provider, model, "; ".join(invalid) or str(exc), invalid=tuple(invalid))
+        return LLMStatus(False, provider, model, str(exc), invalid=tuple(invalid))
     if config.provider not in PROVIDERS:
         return LLMStatus(False, config.provider, config.model, str(UnknownProviderError(config.provider)))
     return LLMStatus(True, config.provider, config.model)

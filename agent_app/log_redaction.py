@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import threading
 from collections.abc import Iterable
@@ -41,18 +40,15 @@ _formatter = logging.Formatter()
 
 def configured_secrets() -> list[str]:
     """The values of :data:`SECRET_SETTINGS` now (Streamlit secrets and environment), longest first."""
-    values = {os.environ.get(name, "").strip() for name in SECRET_SETTINGS}
-    if not getattr(_inside, "reading", False):  # reading settings may log: don't redact that recursively
-        _inside.reading = True
-        try:
-            from agent_app.settings import read_str
+    from agent_app.settings import raw_settings
 
-            values.update(read_str(name) or "" for name in SECRET_SETTINGS)
-        except Exception:  # noqa: BLE001 - an unreadable secrets file: the environment's values still count
-            pass
-        finally:
-            _inside.reading = False
-    return sorted((value for value in values if value), key=len, reverse=True)
+    reading = getattr(_inside, "reading", False)  # reading the secrets file may log: don't recurse into it
+    _inside.reading = True
+    try:
+        values = {str(value) for value in raw_settings(SECRET_SETTINGS, secrets_file=not reading).values()}
+    finally:
+        _inside.reading = reading
+    return sorted(values, key=len, reverse=True)
 
 
 def _spellings(secret: str) -> list[str]:

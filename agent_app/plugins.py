@@ -24,12 +24,11 @@ from typing import Any
 import pluggy
 
 from agent_app.registry import ToolRegistry
-from agent_app.settings import read_list
+from agent_app.settings import load_settings
 from agent_app.types import ToolDefinition
 
 PROJECT_NAME = "agent_app"
 ENTRY_POINT_GROUP = "agent_app.tools"
-DEFAULT_ENABLED_TOOLS: tuple[str, ...] = ("transcribe_video",)
 BUILTIN_PLUGINS: tuple[str, ...] = ("plugins.transcribe_video", "plugins.echo_context")
 """The project's own tool plugins, by module name: registered through the same hook as installed ones."""
 
@@ -129,17 +128,12 @@ def available_tools(manager: pluggy.PluginManager) -> dict[str, ToolDefinition[A
     return tools
 
 
-def enabled_tool_names() -> list[str]:
-    """The ``AGENT_ENABLED_TOOLS`` setting, default exactly ``["transcribe_video"]``."""
-    return read_list("AGENT_ENABLED_TOOLS", list(DEFAULT_ENABLED_TOOLS))
-
-
 def build_tool_registry(
     enabled: Iterable[str] | None = None,
     manager: pluggy.PluginManager | None = None,
 ) -> ToolRegistry:
     """The registry of the enabled tools, in the order they are enabled."""
-    names = list(enabled) if enabled is not None else enabled_tool_names()
+    names = list(enabled) if enabled is not None else load_settings().enabled_tools
     offered = available_tools(manager if manager is not None else create_plugin_manager())
     registry = ToolRegistry()
     for name in names:
@@ -156,14 +150,14 @@ _registries: dict[tuple[str, ...], ToolRegistry] = {}
 _registries_lock = threading.Lock()
 
 
-def enabled_tool_registry() -> ToolRegistry:
+def enabled_tool_registry(enabled: Iterable[str] | None = None) -> ToolRegistry:
     """The registry of the tools ``AGENT_ENABLED_TOOLS`` names, shared by the route and every page session.
 
     Built once per setting value while holding a lock, so concurrent first callers wait for the one
     complete registry; a failure is not kept (each caller gets the error naming the plugin, and a fixed
     setting applies without a restart).
     """
-    names = tuple(enabled_tool_names())
+    names = tuple(enabled) if enabled is not None else load_settings().enabled_tools
     with _registries_lock:
         registry = _registries.get(names)
         if registry is None:

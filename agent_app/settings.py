@@ -1,91 +1,159 @@
-"""One place that reads the app's settings: Streamlit secrets first, then the environment.
+"""Every setting of the app, read in this one module: Streamlit secrets first, then the environment.
 
-Secrets win because that is where Streamlit Community Cloud and ``.streamlit/secrets.toml`` put
-them; the environment serves containers and CI. Values are read on every call (cheap: Streamlit
-caches the parsed file) so a changed secret takes effect without a restart. Nothing here logs a
-value: callers decide what may be shown (a setting's *name*, never a key).
+Secrets win because that is where Streamlit Community Cloud and ``.streamlit/secrets.toml`` put them; the
+environment serves containers and CI. :func:`load_settings` reads them all into one frozen
+:class:`Settings` (cheap: one look for a secrets file, one validation), which the page takes once per run
+and the routes once per request, so a changed secret applies without a restart. A value that cannot be
+used leaves its setting at the default and is recorded in :attr:`Settings.problems`, so only what needs
+that setting refuses to work, with a message naming the setting — never its value (it may be a key).
+Every setting is documented in ``.streamlit/secrets.toml.example``.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-NO_SECRETS_RECHECK_SECONDS = 2.0
-"""Without a secrets file, look for one again at most this often: Streamlit caches a parsed file but
-not its absence, and probing the paths costs ~0.1 ms per setting read (the route reads several per
-request). A file created while the app runs is still picked up within this delay."""
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 
-class _NoSecretsFile:
-    """Until when (``time.monotonic()``) the last probe's "no secrets file" answer is trusted."""
+class SettingsError(ValueError):
+    """Settings that cannot be used; the message names each setting and what it must be, never a value."""
 
-    until = 0.0
+
+def _not_a_flag(value: Any) -> Any:
+    if isinstance(value, bool):  # TOML ``true`` is not a count
+        raise ValueError("a flag is not a number")
+    return value
+
+
+def _names(value: Any) -> Any:
+    """A TOML array, or a comma-separated string from anywhere."""
+    items = value if isinstance(value, list | tuple) else str(value).split(",")
+    return tuple(str(item).strip() for item in items if str(item).strip())
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+Whole = Annotated[int, BeforeValidator(_not_a_flag)]
+Number = Annotated[float, BeforeValidator(_not_a_flag)]
+
+
+class Settings(BaseModel):
+    """The app's settings, validated. Field aliases are the setting names users write."""
+
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False, coerce_numbers_to_str=True)
+
+    # --- the assistant's model
+    llm_provider: Annotated[str | None, BeforeValidator(_lower)] = Field(None, alias="LLM_PROVIDER")
+    llm_model: str | None = Field(None, alias="LLM_MODEL")
+    llm_api_key: str | None = Field(None, alias="LLM_API_KEY", repr=False)
+    llm_base_url: str | None = Field(None, alias="LLM_BASE_URL")
+    gemini_base_url: str | None = Field(None, alias="GOOGLE_GEMINI_BASE_URL")
+    llm_timeout_seconds: Number = Field(
+        60.0, alias="LLM_TIMEOUT_SECONDS", gt=0, le=86_400, description="a positive number of seconds, at most a day"
+    )
+    llm_max_retries: Whole = Field(2, alias="LLM_MAX_RETRIES", ge=0, description="an integer, 0 or more")
+    llm_retry_backoff_seconds: Number = Field(
+        0.5, alias="LLM_RETRY_BACKOFF_SECONDS", ge=0, description="a finite number of seconds, 0 or more"
+    )
+    llm_context_tokens: Whole | None = Field(
+        None, alias="LLM_CONTEXT_TOKENS", gt=0, description="a positive whole number of tokens"
+    )
+    llm_max_output_tokens: Whole | None = Field(
+        None, alias="LLM_MAX_OUTPUT_TOKENS", gt=0, description="a positive whole number of tokens"
+    )
+    # --- transcription
+    transcribe_backend: Annotated[Literal["local", "openai", "gemini"], BeforeValidator(_lower)] = Field(
+        "local", alias="TRANSCRIBE_BACKEND", description="one of local, openai, gemini"
+    )
+    transcribe_model: str | None = Field(None, alias="TRANSCRIBE_MODEL")
+    transcribe_api_key: str | None = Field(None, alias="TRANSCRIBE_API_KEY", repr=False)
+    transcribe_base_url: str | None = Field(None, alias="TRANSCRIBE_BASE_URL")
+    # --- the HTTP route
+    api_token: str | None = Field(None, alias="AGENT_API_TOKEN", repr=False)
+    max_body_bytes: Whole = Field(
+        2_000_000, alias="AGENT_MAX_BODY_BYTES", gt=0, description="a positive integer (bytes)"
+    )
+    max_concurrent_chats: Whole = Field(
+        256, alias="AGENT_MAX_CONCURRENT_CHATS", gt=0, description="a positive integer (requests)"
+    )
+    # --- tools and storage
+    enabled_tools: Annotated[tuple[str, ...], BeforeValidator(_names)] = Field(
+        ("transcribe_video",), alias="AGENT_ENABLED_TOOLS", description="a list of tool names"
+    )
+    data_dir: Path = Field(Path("data"), alias="AGENT_DATA_DIR", description="a directory path")
+    db_busy_timeout_ms: Whole = Field(
+        10_000, alias="AGENT_DB_BUSY_TIMEOUT_MS", ge=0, description="an integer (milliseconds), 0 or more"
+    )
+    max_upload_mb: Whole = Field(
+        1024, alias="AGENT_MAX_UPLOAD_MB", gt=0, description="a positive whole number of megabytes"
+    )
+
+    problems: tuple[tuple[str, str], ...] = ()
+    """``(setting name, message)`` for each value that could not be used (the default stands in)."""
+
+    def problems_with(self, *names: str) -> list[str]:
+        """The messages about those of ``names`` that are invalid, in the order asked."""
+        found = dict(self.problems)
+        return [found[name] for name in names if name in found]
+
+    def require(self, *names: str) -> None:
+        """Raise :class:`SettingsError` naming every one of ``names`` whose value is unusable."""
+        messages = self.problems_with(*names)
+        if messages:
+            raise SettingsError("; ".join(messages))
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return self.max_upload_mb * 1024 * 1024
+
+
+SETTING_NAMES: tuple[str, ...] = tuple(
+    str(field.alias) for name, field in Settings.model_fields.items() if name != "problems"
+)
+_DESCRIPTIONS = {str(field.alias): field.description for field in Settings.model_fields.values()}
 
 
 def _secrets() -> Mapping[str, Any]:
-    """The parsed Streamlit secrets, or an empty mapping when there is no secrets file."""
-    now = time.monotonic()
-    if now < _NoSecretsFile.until:
-        return {}
+    """The parsed Streamlit secrets, or an empty mapping when there is no (readable) secrets file."""
+    from streamlit.runtime.secrets import secrets_singleton
+
     try:
-        from streamlit.runtime.secrets import secrets_singleton
-    except ImportError:  # pragma: no cover - streamlit is a hard dependency
-        return {}
-    if not secrets_singleton.load_if_toml_exists():
-        _NoSecretsFile.until = now + NO_SECRETS_RECHECK_SECONDS
-        return {}
-    try:
-        return dict(secrets_singleton.items())
+        return dict(secrets_singleton.items()) if secrets_singleton.load_if_toml_exists() else {}
     except Exception:  # noqa: BLE001 - an unreadable secrets file must not take the app down
         return {}
 
 
-def read_setting(name: str) -> Any | None:
-    """The value of setting ``name`` or ``None`` when unset; an empty string counts as unset."""
-    value = _secrets().get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        value = os.environ.get(name)
-    if isinstance(value, str):
-        value = value.strip()
-        return value or None
-    return value
+def _given(value: Any) -> bool:
+    return value is not None and not (isinstance(value, str) and not value.strip())
 
 
-def read_str(name: str, default: str | None = None) -> str | None:
-    """A string setting (non-strings are converted), ``default`` when unset."""
-    value = read_setting(name)
-    return default if value is None else str(value)
+def raw_settings(names: Iterable[str] = SETTING_NAMES, *, secrets_file: bool = True) -> dict[str, Any]:
+    """Each of ``names`` that is set, with its raw value: from secrets when given there, else from the
+    environment (the log redaction also asks for the SDKs' own key variables this way)."""
+    secrets = _secrets() if secrets_file else {}
+    values: dict[str, Any] = {}
+    for name in names:
+        value = secrets.get(name)
+        if not _given(value):
+            value = os.environ.get(name)
+        if _given(value):
+            values[name] = value.strip() if isinstance(value, str) else value
+    return values
 
 
-def read_int(name: str, default: int) -> int:
-    """An integer setting; an unparsable value is an error that names the setting, not a guess."""
-    value = read_setting(name)
-    if value is None:
-        return default
+def load_settings() -> Settings:
+    """The settings now; never raises: unusable values are in :attr:`Settings.problems`."""
+    raw = raw_settings()
     try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"Setting {name} must be an integer") from None
-
-
-def read_float(name: str, default: float) -> float:
-    """A number setting; an unparsable value is an error that names the setting."""
-    value = read_setting(name)
-    if value is None:
-        return default
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"Setting {name} must be a number") from None
-
-
-def read_list(name: str, default: list[str]) -> list[str]:
-    """A list setting: a TOML array in secrets, or a comma-separated string anywhere."""
-    value = read_setting(name)
-    if value is None:
-        return list(default)
-    items = value if isinstance(value, list) else str(value).split(",")
-    return [str(item).strip() for item in items if str(item).strip()]
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        bad = sorted({str(error["loc"][0]) for error in exc.errors()})
+    problems = tuple((name, f"Setting {name} must be {_DESCRIPTIONS.get(name) or 'valid'}") for name in bad)
+    usable = {name: value for name, value in raw.items() if name not in bad}
+    return Settings.model_validate({**usable, "problems": problems})

@@ -19,7 +19,7 @@ from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
 from agent_app.routes.chat import handle_chat_body
-from agent_app.storage import open_storage
+from agent_app.storage import SqliteStorage
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import ChatMessage, ChatRequest, ContextReport, ToolDefinition, ToolEnvironment, ToolParameter
@@ -64,7 +64,7 @@ def transcript_tool() -> ToolDefinition[ToolArgs]:
 
 
 def stored_conversation(data_dir: Path, messages: list[ChatMessage]) -> tuple[ChatStore, AgentStore, Any, str]:
-    storage = open_storage(data_dir)
+    storage = SqliteStorage(data_dir)
     project = storage.create_project("Harbour film")
     conversation = storage.create_conversation(project.id)
     state: dict[str, Any] = {}
@@ -198,7 +198,7 @@ def test_the_page_marks_the_cut_shows_how_full_the_context_is_and_still_shows_th
     monkeypatch.setenv("LLM_CONTEXT_TOKENS", str(LIMIT))
     fake_llm.chat.context_limit = LIMIT
     fake_llm.chat.push(openai_text("They plan the harbour."))
-    storage = open_storage(data_dir)
+    storage = SqliteStorage(data_dir)
     project = storage.create_project("Harbour film")
     conversation = storage.create_conversation(project.id)
     history = long_conversation(600, 6)
@@ -242,7 +242,7 @@ def in_page_order(block: Any) -> list[str]:
 
 
 def chat_report(data_dir: Path, conversation_id: str) -> ContextReport:
-    storage = open_storage(data_dir)
+    storage = SqliteStorage(data_dir)
     try:
         report = storage.load_messages(conversation_id)[-1].context
     finally:

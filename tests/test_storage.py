@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_app.settings import load_settings
 from agent_app.storage import (
     AssetRejectedError,
     NotFoundError,
@@ -282,8 +283,8 @@ def test_concurrent_writers_lose_nothing(storage: SqliteStorage, tmp_path: Path)
 
 def test_open_storage_uses_agent_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "elsewhere"))
-    store = open_storage()
-    assert store.data_dir == tmp_path / "elsewhere"
+    store = open_storage(load_settings())
+    assert store.data_dir == (tmp_path / "elsewhere").resolve()
     assert (tmp_path / "elsewhere" / "agent.sqlite3").is_file()
 
 

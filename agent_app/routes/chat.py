@@ -40,12 +40,10 @@ from agent_app.providers.base import describe_failure
 from agent_app.request_validation import parse_chat_request
 from agent_app.routes.access import authorize
 from agent_app.routes.chat_events import event_stream, wants_event_stream
-from agent_app.settings import read_int
+from agent_app.settings import Settings, SettingsError, load_settings
 from agent_app.types import ChatRequest
 
 ROUTE_PATH = "/api/agent/chat"
-DEFAULT_MAX_BODY_BYTES = 2_000_000
-DEFAULT_MAX_CONCURRENT_CHATS = 256
 RETRY_AFTER_SECONDS = 1
 
 logger = logging.getLogger(__name__)
@@ -65,30 +63,32 @@ class ApiResult:
         return cls(error.status or 502, error.wire_body(), headers)
 
 
-def max_body_bytes() -> int:
-    """``AGENT_MAX_BODY_BYTES`` (default 2 MB); a :class:`ChatError` naming the setting when unparsable."""
+def max_body_bytes(settings: Settings) -> int:
+    """``AGENT_MAX_BODY_BYTES``; a :class:`ChatError` naming the setting when its value is unusable."""
     try:
-        return read_int("AGENT_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)
-    except ValueError as exc:
+        settings.require("AGENT_MAX_BODY_BYTES")
+    except SettingsError as exc:
         raise ChatError(ErrorKind.INVALID_CONFIGURATION, str(exc)) from None
+    return settings.max_body_bytes
 
 
 def _too_large(limit: int) -> ChatError:
     return ChatError(ErrorKind.REQUEST_TOO_LARGE, f"Request body too large: the limit is {limit} bytes")
 
 
-def _parse_body(body: bytes) -> ChatRequest:
-    limit = max_body_bytes()
+def _parse_body(body: bytes, settings: Settings) -> ChatRequest:
+    limit = max_body_bytes(settings)
     if len(body) > limit:
         raise _too_large(limit)
     return parse_chat_request(body)
 
 
-def handle_chat_body(body: bytes) -> ApiResult:
+def handle_chat_body(body: bytes, settings: Settings | None = None) -> ApiResult:
     """The route's answer to a request body already read, from a thread (tests, scripts): size limit,
     parsing, then the typed handler."""
     try:
-        response = handle_chat(_parse_body(body))
+        settings = settings if settings is not None else load_settings()
+        response = handle_chat(_parse_body(body, settings), settings=settings)
     except ChatError as exc:
         return ApiResult.of_error(exc)
     except Exception as exc:  # noqa: BLE001 - the route's contract: a JSON status, never a 500
@@ -107,17 +107,17 @@ def _error_response(error: ChatError) -> Response:
 
 class ChatSlots:
     """How many chat requests wait for the model at once. Counted on the server's event loop only, so no
-    lock; the limit (``AGENT_MAX_CONCURRENT_CHATS``) is read per request, like every setting."""
+    lock; the limit (``AGENT_MAX_CONCURRENT_CHATS``) comes with each request's settings."""
 
     def __init__(self) -> None:
         self.in_use = 0
 
-    def take(self) -> bool:
+    def take(self, settings: Settings) -> bool:
         try:
-            limit = read_int("AGENT_MAX_CONCURRENT_CHATS", DEFAULT_MAX_CONCURRENT_CHATS)
-        except ValueError as exc:
+            settings.require("AGENT_MAX_CONCURRENT_CHATS")
+        except SettingsError as exc:
             raise ChatError(ErrorKind.INVALID_CONFIGURATION, str(exc)) from None
-        if self.in_use >= limit:
+        if self.in_use >= settings.max_concurrent_chats:
             return False
         self.in_use += 1
         return True
@@ -163,16 +163,17 @@ async def chat_endpoint(request: Request) -> Response:
     """``POST /api/agent/chat`` over HTTP: access check, bounded body read, parsing, a free slot (else 503 at
     once), then the typed handler awaited on the provider loop, answered as JSON or as events."""
     try:
-        denied = authorize(request.headers, request.client.host if request.client else None)
+        settings = load_settings()  # once per request
+        denied = authorize(request.headers, request.client.host if request.client else None, settings)
         if denied is not None:
             raise denied
-        chat_request = _parse_body(await _read_body(request, max_body_bytes()))
-        if not SLOTS.take():
+        chat_request = _parse_body(await _read_body(request, max_body_bytes(settings)), settings)
+        if not SLOTS.take(settings):
             return _busy()
         if wants_event_stream(request.headers):
             return await event_stream(request, chat_request, _error_response, SLOTS.release)
         try:
-            answer = await handle_chat_async(chat_request)
+            answer = await handle_chat_async(chat_request, settings=settings)
         finally:
             SLOTS.release()
         return _response(ApiResult(200, answer.to_wire()))

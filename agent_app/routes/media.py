@@ -13,25 +13,19 @@ The files are the same ones the page shows to anyone who can open it (the page h
 
 from __future__ import annotations
 
-import functools
 import re
-from pathlib import Path
 from urllib.parse import urljoin
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from agent_app.storage import SqliteStorage, data_dir_setting, open_storage
+from agent_app.settings import load_settings
+from agent_app.storage import open_storage
 
 MEDIA_PATH = "/api/media"
 _ASSET_ID = re.compile(r"[0-9a-f]{32}")
 _mounted = False
-
-
-@functools.lru_cache(maxsize=8)
-def _storage_at(path: str) -> SqliteStorage:
-    return open_storage(Path(path))
 
 
 async def media_endpoint(request: Request) -> Response:
@@ -40,7 +34,7 @@ async def media_endpoint(request: Request) -> Response:
     if not _ASSET_ID.fullmatch(asset_id):
         return JSONResponse({"error": "Not found"}, status_code=404)
     try:
-        storage = _storage_at(str(data_dir_setting().resolve()))
+        storage = open_storage(load_settings())
     except ValueError as exc:  # a mistyped setting: the message names it, never its value
         return JSONResponse({"error": str(exc)}, status_code=503)
     asset = storage.get_asset(asset_id)

@@ -16,13 +16,11 @@ from typing import BinaryIO
 
 import av
 
-from agent_app.settings import read_int
 from agent_app.storage.base import AssetRejectedError
 from agent_app.types import MediaKind
 
 CHUNK_BYTES = 1024 * 1024
 PART_SUFFIX = ".part"
-DEFAULT_MAX_UPLOAD_MB = 1024
 
 MIME_BY_EXTENSION: dict[str, str] = {
     "mp4": "video/mp4",
@@ -72,14 +70,6 @@ class ProbedMedia:
     duration_ms: int | None
     has_audio: bool
     has_video: bool
-
-
-def max_upload_bytes() -> int:
-    """The ``AGENT_MAX_UPLOAD_MB`` setting in bytes (default 1024 MB); it must be positive."""
-    megabytes = read_int("AGENT_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB)
-    if megabytes <= 0:
-        raise ValueError("Setting AGENT_MAX_UPLOAD_MB must be a positive number of megabytes")
-    return megabytes * 1024 * 1024
 
 
 def extension_of(file_name: str) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
+from agent_app.settings import load_settings
 from agent_app.storage.base import AssetRejectedError, NotFoundError, StorageError
 from agent_app.storage.media_import import (
     NOT_SUPPORTED,
     copy_limited,
     extension_of,
-    max_upload_bytes,
     mime_type_for,
     partial_path,
     probe_media,
@@ -19,6 +19,13 @@ from agent_app.storage.names import display_file_name, like_escape
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
 from agent_app.storage.sqlite_projects import require_project
 from agent_app.types import MediaAsset, new_id, now_ms
+
+
+def upload_limit_bytes() -> int:
+    """The ``AGENT_MAX_UPLOAD_MB`` setting now, in bytes (a changed setting applies to the next upload)."""
+    settings = load_settings()
+    settings.require("AGENT_MAX_UPLOAD_MB")
+    return settings.max_upload_bytes
 
 
 class AssetRows:
@@ -39,7 +46,7 @@ class AssetRows:
         if "\x00" in file_name:  # a crafted name (C would read it as ending at the NUL): no name of a file
             raise AssetRejectedError(f"“{display_name}” {NOT_SUPPORTED}")
         extension = extension_of(display_name)
-        limit = self._max_upload_bytes if self._max_upload_bytes is not None else max_upload_bytes()
+        limit = self._max_upload_bytes if self._max_upload_bytes is not None else upload_limit_bytes()
         asset_id = new_id()
         stored_name = f"{asset_id}.{extension}"
         partial = partial_path(self._media_dir, stored_name)

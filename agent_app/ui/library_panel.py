@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from agent_app.settings import Settings
 from agent_app.storage import (
     ALLOWED_EXTENSIONS,
     AssetRejectedError,
     StorageError,
     find_same_file,
-    max_upload_bytes,
 )
 from agent_app.stores import SessionState
 from agent_app.types import MediaAsset
@@ -98,19 +98,18 @@ def _on_turn_page(state: SessionState, step: int) -> None:
     state[_OFFSET] = max(0, int(state.get(_OFFSET, 0)) + step * PAGE_SIZE)
 
 
-def _render_uploader(workspace: Workspace) -> None:
+def _render_uploader(workspace: Workspace, settings: Settings) -> None:
     key = _uploader_key(workspace.state)
-    try:
-        limit = max_upload_bytes()
-    except ValueError as exc:  # a mistyped AGENT_MAX_UPLOAD_MB: say so here, the rest of the page works
-        st.error(f"Uploads are off: {exc}. {SETTINGS_HELP}", icon=":material/upload_file:")
+    problems = settings.problems_with("AGENT_MAX_UPLOAD_MB")
+    if problems:  # a mistyped AGENT_MAX_UPLOAD_MB: say so here, the rest of the page works
+        st.error(f"Uploads are off: {problems[0]}. {SETTINGS_HELP}", icon=":material/upload_file:")
         return
     # No ``type=`` filter: Streamlit would refuse other files with a message of its own ("text/plain files
     # are not allowed") beside ours; the import refuses them instead, in one message in the app's words.
     st.file_uploader(
         "Add video or audio",
         accept_multiple_files=True,
-        max_upload_size=max(1, limit // (1024 * 1024)),
+        max_upload_size=settings.max_upload_mb,
         key=key,
         on_change=_on_upload,
         args=(workspace, key),
@@ -118,11 +117,11 @@ def _render_uploader(workspace: Workspace) -> None:
     )
 
 
-def render_media_library(workspace: Workspace) -> list[MediaAsset]:
+def render_media_library(workspace: Workspace, settings: Settings) -> list[MediaAsset]:
     """Draw the library: the uploader, a name filter and one page of assets, newest first. Returns the
     assets listed (the player offers them)."""
     st.subheader("Media library", divider="gray")
-    _render_uploader(workspace)
+    _render_uploader(workspace, settings)
     show_notices(workspace.state, "media")
     state = workspace.state
     project_id = workspace.project().id

@@ -15,7 +15,8 @@ from agent_app.llm_config import llm_status
 from agent_app.media import saved_transcript
 from agent_app.plugins import ToolConfigurationError
 from agent_app.registry import ToolRegistry
-from agent_app.storage import ProjectMediaLibrary, StorageError, data_dir_setting
+from agent_app.settings import Settings, load_settings
+from agent_app.storage import ProjectMediaLibrary, StorageError
 from agent_app.stores import SessionState
 from agent_app.types import AgentContext, ToolEnvironment
 from agent_app.ui import player, sidebar
@@ -82,9 +83,9 @@ def write_url(workspace: Workspace, state: SessionState) -> None:
     state[_URL_WRITTEN] = wanted
 
 
-def _registry() -> tuple[ToolRegistry, str | None]:
+def _registry(settings: Settings) -> tuple[ToolRegistry, str | None]:
     try:
-        return get_registry(), None
+        return get_registry(settings), None
     except ToolConfigurationError as exc:
         return ToolRegistry(), str(exc)
 
@@ -94,11 +95,12 @@ def render_page() -> None:
     # every page load (a request to Google, failing offline).
     st.set_page_config(page_title=PAGE_TITLE, page_icon="🎬", layout="wide")
     state = st.session_state
+    settings = load_settings()  # once per run: every part of the page sees the same settings
     try:
-        storage = get_storage()
+        storage = get_storage(settings)
     except (StorageError, OSError) as exc:
         st.error(
-            f"The data directory `{data_dir_setting()}` cannot be used (setting AGENT_DATA_DIR): {exc}",
+            f"The data directory `{settings.data_dir}` cannot be used (setting AGENT_DATA_DIR): {exc}",
             icon=":material/database_off:",
         )
         st.stop()
@@ -109,15 +111,15 @@ def render_page() -> None:
     sync_from_url(workspace, state)
     project = workspace.project()
     write_url(workspace, state)
-    registry, registry_problem = _registry()
-    status = llm_status()
+    registry, registry_problem = _registry(settings)
+    status = llm_status(settings)
 
     with st.sidebar:
         st.title(PAGE_TITLE, anchor=False)
         sidebar.render_project(workspace)
         render_conversations(workspace)
         sidebar.render_scenes(workspace)
-        listed = render_media_library(workspace)
+        listed = render_media_library(workspace, settings)
         sidebar.render_assistant(status, registry.names())
         if registry_problem is not None:
             st.error(registry_problem, icon=":material/extension_off:")
@@ -146,5 +148,5 @@ def render_page() -> None:
     with right:
         if not status.configured:
             st.info(sidebar.missing_settings_text(status) + sidebar.SETTINGS_HELP, icon=":material/key_off:")
-        render_chat(workspace, Assistant(get_chat_client(registry), registry))
+        render_chat(workspace, Assistant(get_chat_client(registry, settings), registry))
     write_url(workspace, state)

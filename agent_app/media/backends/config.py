@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_app.media.backends.base import BackendUnavailableError, TranscriptionBackend
-from agent_app.settings import read_str
+from agent_app.settings import Settings, load_settings
 
 BackendName = Literal["local", "openai", "gemini"]
 BACKENDS: tuple[BackendName, ...] = ("local", "openai", "gemini")
@@ -42,24 +42,26 @@ class TranscribeSettings:
         return names
 
 
-def read_transcribe_settings() -> TranscribeSettings:
-    """The current settings (read on every call, so a changed secret applies without a restart)."""
-    raw = (read_str("TRANSCRIBE_BACKEND") or "local").lower()
-    if raw not in BACKENDS:
-        raise BackendUnavailableError(f"TRANSCRIBE_BACKEND must be one of {', '.join(BACKENDS)}, not {raw!r}")
-    backend: BackendName = raw
+def read_transcribe_settings(settings: Settings | None = None) -> TranscribeSettings:
+    """The backend's settings from ``settings`` (default: the current ones, so a changed secret applies
+    without a restart)."""
+    settings = settings if settings is not None else load_settings()
+    problems = settings.problems_with("TRANSCRIBE_BACKEND")
+    if problems:
+        raise BackendUnavailableError(problems[0])
+    backend: BackendName = settings.transcribe_backend
     if backend == "local":
         return TranscribeSettings(backend="local")
-    shares_llm = (read_str("LLM_PROVIDER") or "").lower() == _PROVIDER_OF[backend]
-    api_key = read_str("TRANSCRIBE_API_KEY") or (read_str("LLM_API_KEY") if shares_llm else None)
-    base_url = read_str("TRANSCRIBE_BASE_URL")
+    shares_llm = settings.llm_provider == _PROVIDER_OF[backend]
+    api_key = settings.transcribe_api_key or (settings.llm_api_key if shares_llm else None)
+    base_url = settings.transcribe_base_url
     if backend == "openai" and base_url is None and shares_llm:
-        base_url = read_str("LLM_BASE_URL")
-    model = read_str("TRANSCRIBE_MODEL")
+        base_url = settings.llm_base_url
+    model = settings.transcribe_model
     if model is None and backend == "openai" and base_url is None:
         model = DEFAULT_OPENAI_MODEL
     if model is None and backend == "gemini" and shares_llm:
-        model = read_str("LLM_MODEL")
+        model = settings.llm_model
     return TranscribeSettings(backend=backend, model=model, api_key=api_key, base_url=base_url)
 
 

@@ -1,0 +1,113 @@
+"""The one settings object: read from Streamlit secrets then the environment, validated, documented.
+
+Every value that cannot be used is named (never shown) and leaves only its own setting at the default,
+so the parts of the app that do not need it keep working."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from agent_app.settings import SETTING_NAMES, Settings, SettingsError, load_settings
+
+EXAMPLE = Path(__file__).resolve().parent.parent / ".streamlit" / "secrets.toml.example"
+
+
+@pytest.fixture(autouse=True)
+def no_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No secrets file (a fresh working directory) and none of the settings in the environment."""
+    monkeypatch.chdir(tmp_path)
+    for name in SETTING_NAMES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def _documented() -> dict[str, object]:
+    """Every ``NAME = value`` of the example file, commented out or not, parsed as TOML."""
+    lines = [line.removeprefix("# ") for line in EXAMPLE.read_text().splitlines()]
+    assignments = [line for line in lines if line.split(" = ")[0] in SETTING_NAMES]
+    return tomllib.loads("\n".join(assignments))
+
+
+def test_the_example_file_documents_every_setting_with_its_default() -> None:
+    documented = _documented()
+    assert sorted(documented) == sorted(SETTING_NAMES)
+    for name, shown in documented.items():
+        default = getattr(Settings(), _field_of(name))
+        if default is not None:  # settings without a default show an example instead
+            as_toml = (
+                list(default) if isinstance(default, tuple) else str(default) if isinstance(default, Path) else default
+            )
+            assert shown == as_toml, name
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("LLM_TIMEOUT_SECONDS", "inf"),
+        ("LLM_TIMEOUT_SECONDS", "nan"),
+        ("LLM_TIMEOUT_SECONDS", "0"),
+        ("LLM_TIMEOUT_SECONDS", "1e300"),
+        ("LLM_RETRY_BACKOFF_SECONDS", "-infinity"),
+        ("LLM_MAX_RETRIES", "1.5"),
+        ("LLM_MAX_RETRIES", "-1"),
+        ("LLM_CONTEXT_TOKENS", "16k"),
+        ("AGENT_MAX_UPLOAD_MB", "0.5"),
+        ("AGENT_MAX_UPLOAD_MB", "0"),
+        ("AGENT_DB_BUSY_TIMEOUT_MS", "soon"),
+        ("AGENT_MAX_BODY_BYTES", "NaN"),
+        ("TRANSCRIBE_BACKEND", "whisper-large"),
+    ],
+)
+def test_an_unusable_value_is_named_not_shown_and_the_rest_still_loads(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    monkeypatch.setenv("LLM_MODEL", "kept-model")
+    settings = load_settings()
+    [message] = settings.problems_with(*SETTING_NAMES)
+    assert message.startswith(f"Setting {name} must be ") and value not in message.removeprefix(f"Setting {name}")
+    assert settings.llm_model == "kept-model"  # the usable settings are there
+    assert getattr(settings, _field_of(name)) == getattr(Settings(), _field_of(name))  # the default stands in
+    with pytest.raises(SettingsError, match=name):
+        settings.require(name)
+    settings.require("LLM_MODEL")  # asking only for good ones raises nothing
+
+
+def _field_of(alias: str) -> str:
+    return next(name for name, field in Settings.model_fields.items() if field.alias == alias)
+
+
+def test_values_are_parsed_and_blank_means_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_TIMEOUT_SECONDS", " 2.5 ")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+    monkeypatch.setenv("AGENT_ENABLED_TOOLS", "transcribe_video, echo_context ,")
+    monkeypatch.setenv("LLM_PROVIDER", "Gemini")
+    monkeypatch.setenv("LLM_BASE_URL", "   ")
+    settings = load_settings()
+    assert settings.problems == ()
+    assert (settings.llm_timeout_seconds, settings.llm_max_retries) == (2.5, 0)
+    assert settings.enabled_tools == ("transcribe_video", "echo_context")
+    assert settings.llm_provider == "gemini" and settings.llm_base_url is None
+    assert math.isfinite(settings.llm_retry_backoff_seconds)
+
+
+def test_toml_types_from_the_secrets_file_are_checked_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / ".streamlit").mkdir()
+    (tmp_path / ".streamlit" / "secrets.toml").write_text(
+        'LLM_MAX_RETRIES = true\nAGENT_ENABLED_TOOLS = ["echo_context"]\nLLM_MODEL = 4\nAGENT_MAX_UPLOAD_MB = 2\n'
+    )
+    monkeypatch.setenv("AGENT_MAX_UPLOAD_MB", "3")  # the secrets file wins
+    settings = load_settings()
+    assert settings.problems_with("LLM_MAX_RETRIES") == ["Setting LLM_MAX_RETRIES must be an integer, 0 or more"]
+    assert settings.enabled_tools == ("echo_context",) and settings.llm_model == "4"
+    assert settings.max_upload_bytes == 2 * 1024 * 1024
+
+
+def test_keys_are_not_in_the_repr(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("LLM_API_KEY", "TRANSCRIBE_API_KEY", "AGENT_API_TOKEN"):
+        monkeypatch.setenv(name, f"secret-{name}")
+    settings = load_settings()
+    assert "secret-" not in repr(settings) and settings.api_token == "secret-AGENT_API_TOKEN"
