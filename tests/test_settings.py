@@ -5,7 +5,11 @@ so the parts of the app that do not need it keep working."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -13,7 +17,8 @@ import pytest
 
 from agent_app.settings import SETTING_NAMES, Settings, SettingsError, load_settings
 
-EXAMPLE = Path(__file__).resolve().parent.parent / ".streamlit" / "secrets.toml.example"
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / ".streamlit" / "secrets.toml.example"
 
 
 @pytest.fixture(autouse=True)
@@ -94,16 +99,27 @@ def test_values_are_parsed_and_blank_means_unset(monkeypatch: pytest.MonkeyPatch
     assert math.isfinite(settings.llm_retry_backoff_seconds)
 
 
-def test_toml_types_from_the_secrets_file_are_checked_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_toml_types_from_the_secrets_file_are_checked_too(tmp_path: Path) -> None:
+    """In a fresh process (Streamlit keeps a secrets file it has read for the life of the process)."""
     (tmp_path / ".streamlit").mkdir()
     (tmp_path / ".streamlit" / "secrets.toml").write_text(
         'LLM_MAX_RETRIES = true\nAGENT_ENABLED_TOOLS = ["echo_context"]\nLLM_MODEL = 4\nAGENT_MAX_UPLOAD_MB = 2\n'
     )
-    monkeypatch.setenv("AGENT_MAX_UPLOAD_MB", "3")  # the secrets file wins
-    settings = load_settings()
-    assert settings.problems_with("LLM_MAX_RETRIES") == ["Setting LLM_MAX_RETRIES must be an integer, 0 or more"]
-    assert settings.enabled_tools == ("echo_context",) and settings.llm_model == "4"
-    assert settings.max_upload_bytes == 2 * 1024 * 1024
+    code = (
+        "import json\nfrom agent_app.settings import load_settings\ns = load_settings()\n"
+        "print(json.dumps([s.problems_with('LLM_MAX_RETRIES'), s.enabled_tools, s.llm_model, s.max_upload_bytes]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENT_MAX_UPLOAD_MB": "3"}  # the secrets file wins
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == [
+        ["Setting LLM_MAX_RETRIES must be an integer, 0 or more"],
+        ["echo_context"],
+        "4",
+        2 * 1024 * 1024,
+    ]
 
 
 def test_keys_are_not_in_the_repr(monkeypatch: pytest.MonkeyPatch) -> None:
