@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_app.storage import SqliteStorage
-from tests.fake_llm import FakeLLMServer, gemini_text, openai_text
+from tests.fake_llm import FakeLLMServer, Reply, gemini_text, openai_text
 from tests.hostile_support import close_connections_to, fill, requires_root, set_read_only, tmpfs
 from tests.page_support import bubbles, configure_env, new_page, send, texts
 
@@ -138,3 +138,33 @@ def test_message_unsaved_on_a_full_or_read_only_disk_is_saved_in_order_on_retry(
 ) -> None:
     with tmpfs(tmp_path / "disk", 4096) as mount:
         _check_fault_then_retry(cause, provider, fake_llm, monkeypatch, mount, mount=mount)
+
+
+def test_an_answer_unsaved_while_busy_is_saved_on_retry_without_asking_the_model_again(
+    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The model answered but its answer could not be written (another writer took the database while the
+    model was thinking): Retry saves that answer, and asks nothing again (two answers in a row otherwise)."""
+    data_dir = tmp_path / "data"
+    configure_env(monkeypatch, data_dir, fake_llm)
+    monkeypatch.setenv("AGENT_DB_BUSY_TIMEOUT_MS", "200")
+    at = new_page()
+    blocker = sqlite3.connect(data_dir / "agent.sqlite3", isolation_level=None, check_same_thread=False)
+
+    def answer_while_locking(_request: object) -> Reply:
+        blocker.execute("BEGIN IMMEDIATE")
+        return openai_text("An answer worth keeping.")
+
+    fake_llm.chat.push(answer_while_locking)
+    try:
+        send(at, "A question")
+        assert at.main.error  # the run failed saving the answer, and says so
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    at.button(key="chat_retry").click().run()
+    assert not at.exception and not at.main.error
+    expected = [("user", "A question"), ("assistant", "An answer worth keeping.")]
+    assert bubbles(at) == expected
+    assert _stored(data_dir, at.query_params["chat"]) == expected
+    assert len(fake_llm.chat.requests) == 1

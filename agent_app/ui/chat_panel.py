@@ -176,6 +176,8 @@ def _ask(workspace: Workspace, assistant: Assistant, prompt: str | None, deferra
         workspace.ensure_conversation(_first_question(chat.messages))
     except (StorageError, OSError) as exc:
         chat.set_error(f"The conversation could not be saved: {exc}")
+    if prompt is None and chat.error is None and not is_unanswered(chat.messages):
+        return  # a Retry whose only failure was saving the answer: now saved, nothing to ask again
     with deferral.hold():
         if prompt is not None:
             with st.chat_message("user", avatar=USER_AVATAR):
