@@ -72,3 +72,23 @@ def test_the_transcript_pages_by_stretches_of_the_clip_on_a_phone(
         expect(page.get_by_text("Segment 40:")).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(page.get_by_text("Segment 39:")).to_have_count(0)
         screenshot(page, "transcript-pages-phone.png")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440x900", "390x844"])
+def test_the_chat_input_is_on_screen_without_scrolling(
+    browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path, viewport: tuple[int, int]
+) -> None:
+    data_dir = tmp_path / "data"
+    project_id, _ = seed_clip(data_dir, tmp_path, hour_transcript())
+    with run_streamlit(app_env(fake_llm, data_dir), tmp_path) as server:
+        page = open_page(browser, f"{server.base_url}/?project={project_id}", viewport)
+        box = page.get_by_test_id("stChatInput")
+        expect(box).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.wait_for_timeout(500)  # the layout settles (fonts, the player's size)
+        bounds = box.bounding_box()
+        shot = screenshot(page, f"chat-input-{viewport[0]}x{viewport[1]}.png")
+        assert bounds is not None, shot
+        assert bounds["y"] >= 0 and bounds["y"] + bounds["height"] <= viewport[1], (bounds, shot)
+        assert bounds["x"] >= 0 and bounds["x"] + bounds["width"] <= viewport[0], (bounds, shot)
+        scrolled = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop")
+        assert scrolled == 0

@@ -178,17 +178,15 @@ def test_page_without_llm_settings_explains_what_is_missing(
     for name in ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY"):
         assert name in warning
     assert ".streamlit/secrets.toml" in warning
-    info = "\n".join(texts(at.main.info))
-    assert "LLM_API_KEY" in info
+    said = [t for t in texts(at.main.info) + texts(at.main.warning) + texts(at.main.error) if "LLM_" in t]
+    assert len(at.sidebar.warning) == 1 and said == []  # said once, not three times
+    box = at.chat_input(key="chat_prompt")
+    assert box.disabled and box.placeholder == "Set up a model to chat: see Assistant in the sidebar"
     clip = make_video(tmp_path / "clip.mp4", seconds=1.0).read_bytes()
     at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
     assert not at.exception
     assert at.main.get("video")  # the player works without a model
-    send(at, "Anyone there?")
-    assert bubbles(at) == [("user", "Anyone there?")]
-    [error] = texts(at.main.error)
-    assert "Missing LLM configuration: LLM_PROVIDER, LLM_MODEL, LLM_API_KEY. Settings go in" in error
-    assert fake_llm.requests == []
+    assert bubbles(at) == [] and "chat" not in at.query_params and fake_llm.requests == []
 
 
 def test_upload_reaches_the_context_of_the_next_request(
@@ -276,7 +274,9 @@ def test_model_answer_cannot_load_external_images(data_dir: Path, fake_llm: Fake
     markdown = [m for bubble in at.main.chat_message for m in bubble.markdown]
     assert markdown and all(not m.proto.allow_html for m in markdown)
     user, answer = (bubble for _, bubble in bubbles(at))
-    assert "![" not in user and "[me](https://evil.example/u.png)" in user
+    assert user == "Show me ![me](https://evil.example/u.png)"  # the user's text as typed: neither image nor link
+    raw_user = str(at.main.chat_message[0].markdown[0].value)
+    assert "![" not in raw_user and "](" not in raw_user
     assert "[chart](https://evil.example/p.png?leak=secret)" in answer and "![chart]" not in answer
     assert "```md\n![kept](in-code.png)\n```" in answer
     assert stored_messages(data_dir, at.query_params["chat"])[1] == ("assistant", HOSTILE_ANSWER)  # stored as sent
@@ -407,10 +407,10 @@ def test_keyboard_focus_returns_to_the_input_after_an_answer(data_dir: Path, fak
     """The input is disabled during a run, which drops the focus; once, after the answer, it is put back."""
     fake_llm.chat.push(openai_text("Answered."))
     at = send(new_page(), "Question")
-    scripts = [str(element.proto.body) for element in at.get("html")]
+    scripts = [str(e.proto.body) for e in at.get("html") if "<script>" in str(e.proto.body)]
     assert scripts == [FOCUS_INPUT_SCRIPT]
     at.run()
-    assert at.get("html") == []
+    assert [e for e in at.get("html") if "<script>" in str(e.proto.body)] == []
 
 
 PROVIDER_FAILURES = {

@@ -140,6 +140,21 @@ class ConversationRows:
             ).fetchall()
         return [ChatMessage.model_validate_json(row["body"]) for row in rows]
 
+    def delete_messages_from(self, conversation_id: str, message_id: str) -> int:
+        """Forget ``message_id`` and every message after it: an edited question or a regenerated answer
+        replaces that branch of the conversation, in storage as on screen. Returns how many went."""
+        with self._db.write() as db:
+            row = db.execute(
+                "SELECT seq FROM messages WHERE conversation_id = ? AND id = ?", (conversation_id, message_id)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"No message {message_id} in conversation {conversation_id}")
+            removed = db.execute(
+                "DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", (conversation_id, int(row["seq"]))
+            ).rowcount
+            db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now_ms(), conversation_id))
+        return int(removed)
+
     def count_messages(self, conversation_id: str) -> int:
         row = (
             self._db.connection()

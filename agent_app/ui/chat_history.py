@@ -16,7 +16,7 @@ import streamlit as st
 from agent_app.stores import SessionState
 from agent_app.types import ChatMessage, ToolResult
 from agent_app.ui.context_status import latest_context_report, render_context_status, render_cut_marker
-from agent_app.ui.markdown_text import chat_markdown
+from agent_app.ui.markdown_text import chat_markdown, typed_markdown
 from agent_app.ui.tool_cards import render_tool_card
 
 PAGE_SIZE = 40
@@ -77,7 +77,9 @@ def render_turn(turn: Turn) -> None:
                     st.caption(message.content or f"{result.name} result")
                 continue
             if message.content:
-                st.markdown(chat_markdown(message.content))
+                # The user's words as typed; the assistant's Markdown rendered (safely, see markdown_text).
+                shown = typed_markdown(message.content) if message.role == "user" else chat_markdown(message.content)
+                st.markdown(shown)
             for call in message.tool_calls or []:
                 render_tool_card(call, results.get(call.id))
 

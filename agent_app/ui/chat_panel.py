@@ -24,14 +24,16 @@ from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import ASSISTANT_AVATAR, USER_AVATAR, render_history, reset_window
 from agent_app.ui.conversation_locks import conversation_lock
 from agent_app.ui.formatting import escape_markdown
+from agent_app.ui.layout_css import CHAT_HISTORY_KEY
 from agent_app.ui.live_status import LiveStatus
-from agent_app.ui.markdown_text import chat_markdown
+from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.session_workspace import Workspace
 
 _LOGGER = logging.getLogger(__name__)
 PROMPT_KEY = "chat_prompt"
+NO_MODEL_PLACEHOLDER = "Set up a model to chat: see Assistant in the sidebar"
 _PENDING_PROMPT = "chat.pending_prompt"
 _PENDING_RETRY = "chat.pending_retry"
 _REFOCUS = "chat.refocus"
@@ -149,7 +151,7 @@ def _wait_for_other_tabs(workspace: Workspace, prompt: str | None, deferral: Rer
             with note.container():
                 if prompt is not None:  # the user's message, so it does not seem lost while waiting
                     with st.chat_message("user", avatar=USER_AVATAR):
-                        st.markdown(chat_markdown(prompt))
+                        st.markdown(typed_markdown(prompt))
                 with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
                     st.caption("Waiting for the answer another tab is getting in this conversation…")
         if not lock.acquire(timeout=BUSY_WAIT_SECONDS):
@@ -181,7 +183,7 @@ def _ask(workspace: Workspace, assistant: Assistant, prompt: str | None, deferra
     with deferral.hold():
         if prompt is not None:
             with st.chat_message("user", avatar=USER_AVATAR):
-                st.markdown(chat_markdown(prompt))
+                st.markdown(typed_markdown(prompt))
     if chat.error is None:
         workspace.agent.set_context(workspace.context())
         box = None
@@ -203,8 +205,12 @@ def _ask(workspace: Workspace, assistant: Assistant, prompt: str | None, deferra
 
 
 def render_chat(workspace: Workspace, assistant: Assistant | None) -> None:
-    """The chat column. ``assistant`` is ``None`` when the route client cannot be built at all."""
+    """The chat column. ``assistant`` is ``None`` when no model is configured: the input says so and
+    sends nothing (the sidebar names the missing settings, once)."""
     state = workspace.state
+    if assistant is None:  # nothing could answer: a request is never queued
+        state.pop(_PENDING_PROMPT, None)
+        state.pop(_PENDING_RETRY, None)
     workspace.catch_up()  # another tab may have added to this conversation
     messages = workspace.chat.messages
     # Read, not taken: if a click reruns the page before the run starts, the request survives.
@@ -213,9 +219,13 @@ def render_chat(workspace: Workspace, assistant: Assistant | None) -> None:
     render_header(workspace, messages, prompt)
     retry = bool(state.get(_PENDING_RETRY, False))
     running = assistant is not None and (prompt is not None or retry)
-    history = st.container(height=HISTORY_HEIGHT, border=False)
+    history = st.container(height=HISTORY_HEIGHT, border=False, key=CHAT_HISTORY_KEY, autoscroll=True)
     st.chat_input(
-        "Ask about your media…" if not running else "The assistant is working…",
+        NO_MODEL_PLACEHOLDER
+        if assistant is None
+        else "The assistant is working…"
+        if running
+        else "Ask about your media…",
         key=PROMPT_KEY,
         on_submit=_queue_prompt,
         args=(state,),

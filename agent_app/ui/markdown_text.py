@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from agent_app.ui.formatting import escape_markdown
+
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
 _IMAGE_START = re.compile(r"(?<!\\)!\[")
@@ -53,3 +55,14 @@ def chat_markdown(text: str) -> str:
     if prose:
         out.append(_unimage("\n".join(prose)))
     return "\n".join(out)
+
+
+def typed_markdown(text: str) -> str:
+    """The user's own message as they typed it, for ``st.markdown``: every Markdown character escaped (``# ``
+    is not a heading, ``$…$`` is not math, ``1.`` is not a list), each line break kept as a hard break and
+    leading spaces kept (an indented line is not a code block)."""
+    lines = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        lines.append("\u00a0" * (len(line) - len(body)) + escape_markdown(body))
+    return "  \n".join(lines)

@@ -23,6 +23,7 @@ from agent_app.ui import player, sidebar
 from agent_app.ui.chat_panel import Assistant, render_chat
 from agent_app.ui.conversation_list import render_conversations
 from agent_app.ui.formatting import escape_markdown
+from agent_app.ui.layout_css import CHAT_COLUMN_KEY, apply_layout
 from agent_app.ui.library_panel import render_media_library
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
 from agent_app.ui.session_workspace import Workspace
@@ -145,8 +146,8 @@ def render_page() -> None:
             environment = ToolEnvironment(context=context, media=media, data_dir=workspace.storage.data_dir)
             seek = functools.partial(player.seek, workspace)
             render_transcript_panel(active, environment, seek, transcript if active is shown else None)
-    with right:
-        if not status.configured:
-            st.info(sidebar.missing_settings_text(status) + sidebar.SETTINGS_HELP, icon=":material/key_off:")
-        render_chat(workspace, Assistant(get_chat_client(registry, settings), registry))
+    with right, st.container(key=CHAT_COLUMN_KEY):
+        assistant = Assistant(get_chat_client(registry, settings), registry) if status.configured else None
+        render_chat(workspace, assistant)
+    apply_layout()
     write_url(workspace, state)

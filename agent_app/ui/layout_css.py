@@ -1,0 +1,41 @@
+"""Where the chat sits on a screen: its input always in view without scrolling, at a desktop and a phone size.
+
+Streamlit places a chat input inside a column where the column ends, below everything above it: at
+1440×900 that was the bottom edge, on a phone two screens down under the player and the transcript. This
+stylesheet (our own fixed text, keyed to the ``st-key-…`` classes Streamlit gives keyed containers) makes:
+
+* wide screens: the chat column sticky beside the player, its history as tall as the window allows, so
+  the input stays at the bottom of the window however far the transcript is scrolled;
+* narrow screens (Streamlit stacks columns below 640 px): the chat first, its history sized to the
+  window, so the input is on the first screen; the player and the transcript follow below it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+CHAT_COLUMN_KEY = "chat_column"
+CHAT_HISTORY_KEY = "chat_history"
+
+_COLUMN = f'div[data-testid="stColumn"]:has(.st-key-{CHAT_COLUMN_KEY})'
+_HISTORY = f'div[data-testid="stLayoutWrapper"]:has(> .st-key-{CHAT_HISTORY_KEY})'
+"""Streamlit sizes a fixed-height container by the wrapper around the keyed block, as a flex basis."""
+
+_CSS = f"""<style>
+@media (min-width: 641px) {{
+  {_COLUMN} {{ position: sticky; top: 3.75rem; align-self: flex-start; }}
+  {_HISTORY}, .st-key-{CHAT_HISTORY_KEY} {{ --chat-height: max(16rem, calc(100dvh - 17rem)); }}
+}}
+@media (max-width: 640px) {{
+  {_COLUMN} {{ order: -1; }}
+  {_HISTORY}, .st-key-{CHAT_HISTORY_KEY} {{ --chat-height: max(12rem, calc(100dvh - 23rem)); }}
+}}
+{_HISTORY}, .st-key-{CHAT_HISTORY_KEY} {{
+  height: var(--chat-height) !important; flex: 0 0 var(--chat-height) !important; max-height: var(--chat-height);
+}}
+</style>"""
+
+
+def apply_layout() -> None:
+    """Add the stylesheet to the page (drawn as nothing)."""
+    st.html(_CSS)
