@@ -769,6 +769,12 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: tests assert on recorded requests, not on stderr."""
 
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except (ConnectionResetError, BrokenPipeError):  # a client dropped a kept-alive connection
+                self.close_connection = True
+
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
@@ -804,7 +810,6 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             connection is dropped without the body's last chunk."""
             assert reply.stream is not None
             request.streamed = True
-            self.close_connection = True  # one stream per connection: a cut must not poison a reused one
             try:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -815,17 +820,20 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 for index, data in enumerate([*events, *([ending] if ending is not None else [])]):
                     if index and reply.stream.delay_seconds and not server._wait(reply.stream.delay_seconds):
+                        self.close_connection = True
                         return
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                     self.wfile.flush()
                     request.event_times.append(time.perf_counter())
                     request.events_sent += 1
                 if ending is None and reply.stream.fault == "cut":
+                    self.close_connection = True  # dropped mid-body: the connection cannot be reused
                     return
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 request.closed_by_client = True
+                self.close_connection = True
 
         do_POST = _serve  # noqa: N815 - the stdlib's dispatch names
         do_GET = _serve  # noqa: N815

@@ -32,9 +32,11 @@ from types import SimpleNamespace
 from typing import Any, assert_never
 
 import openai
+from openai.types import CompletionUsage
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionFunctionToolParam,
+    ChatCompletionMessage,
     ChatCompletionMessageFunctionToolCallParam,
     ChatCompletionMessageParam,
 )
@@ -42,7 +44,7 @@ from openai.types.chat import (
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
-from agent_app.providers.openai_stream import CompletionAssembler, text_of, token_usage
+from agent_app.providers.openai_stream import AssembledMessage, CompletionAssembler, text_of, token_usage
 from agent_app.providers.provider_loop import TextSink
 from agent_app.types import (
     ChatMessage,
@@ -194,9 +196,19 @@ def completion_to_response(completion: object, taken: set[str] | None = None) ->
     if not isinstance(completion, ChatCompletion) or not completion.choices:
         raise _no_choices(completion)
     choice = completion.choices[0]
-    message = choice.message
-    if message is None:
+    if choice.message is None:
         raise ProviderError("the response's first choice has no message")
+    return message_to_response(choice.message, choice.finish_reason, completion.usage, taken)
+
+
+def message_to_response(
+    message: ChatCompletionMessage | AssembledMessage,
+    finish_reason: str | None,
+    usage: CompletionUsage | None,
+    taken: set[str] | None = None,
+) -> ChatResponse:
+    """The answer's message (whole or assembled from a stream) as our response; see
+    :func:`completion_to_response`."""
     calls: list[ToolCall] = []
     unreadable: dict[str, str] = {}
     seen: set[str] = set(taken or ())
@@ -215,12 +227,11 @@ def completion_to_response(completion: object, taken: set[str] | None = None) ->
             unreadable[call_id] = str(function.arguments)
     content = text_of(message.content) or text_of(getattr(message, "refusal", None))  # a refusal is an answer
     if not calls and not content.strip():
-        raise ProviderError(f"the response is empty (finish_reason={choice.finish_reason})")
-    if choice.finish_reason == "length" and content.strip():
+        raise ProviderError(f"the response is empty (finish_reason={finish_reason})")
+    if finish_reason == "length" and content.strip():
         content += CUT_OFF_NOTE
     metadata = {METADATA_KEY: {"rawArguments": unreadable}} if unreadable else None
-    usage = token_usage(completion.usage)
-    return ChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata, usage=usage)
+    return ChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata, usage=token_usage(usage))
 
 
 class OpenAICompatibleAdapter(ProviderAdapter):
@@ -259,17 +270,22 @@ class OpenAICompatibleAdapter(ProviderAdapter):
                 stream_options={"include_usage": True},
             )
             async with stream:  # closes the response however the reading ends (a cancel included)
+                whole = None
                 if not stream.response.headers.get("content-type", "").startswith("text/event-stream"):
-                    completion = whole_completion(await stream.response.aread())
+                    whole = whole_completion(await stream.response.aread())
                 else:
                     async for chunk in stream:
                         text = assembler.add(chunk)
                         if text:
                             on_text(text)
-                    completion = assembler.completion()
         except Exception as exc:  # every SDK, transport and parse failure is a provider error
             raise ProviderError(self._cause(exc), _kind(exc), partial_text=assembler.text) from exc
-        return completion_to_response(completion, history_call_ids(messages))
+        taken = history_call_ids(messages)
+        if whole is not None:
+            return completion_to_response(whole, taken)
+        if not assembler.seen_choice:
+            raise ProviderError("the stream has no choices")
+        return message_to_response(assembler.message(), assembler.finish_reason, assembler.usage, taken)
 
     def _cause(self, exc: Exception) -> str:
         cause = describe_failure(exc)

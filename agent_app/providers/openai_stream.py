@@ -1,8 +1,10 @@
-"""An OpenAI-compatible chat-completion stream, put back together into the completion it stands for.
+"""An OpenAI-compatible chat-completion stream, put back together into the message it stands for.
 
-Why: the adapter always streams (text reaches the reader as it arrives) but reads the answer in one place,
-from a whole ``ChatCompletion``; assembling the chunks into exactly what a non-streamed request returns keeps
-one reading of answers for both kinds of server. The assembly is by hand rather than the SDK's
+Why: the adapter always streams (text reaches the reader as it arrives) but reads the answer in one place;
+assembling the chunks into the message a non-streamed request returns (same attributes: ``content``,
+``refusal``, ``tool_calls[].id/.function.name/.arguments``, ``function_call``) keeps one reading of answers
+for both kinds of server. Plain dataclasses rather than the SDK's models: its lenient ``construct`` cost
+more than all the rest of the assembly. The assembly is by hand rather than the SDK's
 ``ChatCompletionStreamState``, which rebuilds the whole message on every chunk and concatenates whatever a
 server repeats: local servers differ, and this absorbs it.
 
@@ -18,12 +20,33 @@ server repeats: local servers differ, and this absorbs it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletionChunk
 
 from agent_app.types import TokenUsage
+
+
+@dataclass(frozen=True)
+class AssembledFunction:
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class AssembledCall:
+    id: str | None
+    function: AssembledFunction
+
+
+@dataclass(frozen=True)
+class AssembledMessage:
+    """The streamed message, read like the SDK's ``ChatCompletionMessage``."""
+
+    content: str | None
+    refusal: str | None
+    tool_calls: list[AssembledCall]
+    function_call: AssembledFunction | None
 
 
 @dataclass
@@ -40,9 +63,8 @@ class _CallSlot:
         if isinstance(arguments, str):
             self.arguments.append(arguments)
 
-    def wire(self) -> dict[str, Any]:
-        function = {"name": self.name, "arguments": "".join(self.arguments)}
-        return {"id": self.id, "type": "function", "function": function}
+    def function(self) -> AssembledFunction:
+        return AssembledFunction(self.name, "".join(self.arguments))
 
 
 def text_of(content: object) -> str:
@@ -61,27 +83,25 @@ class CompletionAssembler:
     """Feed it every chunk of one stream with :meth:`add`; :meth:`completion` is the whole answer."""
 
     def __init__(self) -> None:
-        self._head: ChatCompletionChunk | None = None
-        self._seen_choice = False
+        self.seen_choice = False
+        """Whether any chunk had a choice (a stream without one has no answer)."""
         self._text: list[str] = []
         self._refusal: list[str] = []
         self._calls: dict[int, _CallSlot] = {}
         self._legacy: _CallSlot | None = None
-        self._finish_reason: str | None = None
+        self.finish_reason: str | None = None
         self._usage: CompletionUsage | None = None
 
     def add(self, chunk: ChatCompletionChunk) -> str:
         """Take one chunk; returns its answer text (empty when it has none)."""
-        if self._head is None:
-            self._head = chunk
         if chunk.usage is not None:
             self._usage = chunk.usage
         choice = next((c for c in chunk.choices or [] if not c.index), None)  # the first choice only
         if choice is None:
             return ""
-        self._seen_choice = True
+        self.seen_choice = True
         if choice.finish_reason:
-            self._finish_reason = choice.finish_reason
+            self.finish_reason = choice.finish_reason
         delta = choice.delta
         if delta is None:
             return ""
@@ -117,29 +137,17 @@ class CompletionAssembler:
         return "".join(self._text)
 
     @property
-    def usage(self) -> TokenUsage | None:
-        """The request's token counts, when the server sent them."""
-        return token_usage(self._usage)
+    def usage(self) -> CompletionUsage | None:
+        """The SDK's usage of the request, when the server sent it."""
+        return self._usage
 
-    def completion(self) -> ChatCompletion:
-        """The whole completion, as a non-streamed request would have returned it (built leniently, as the
-        SDK builds responses: a server's missing field is ``None``, not an error)."""
-        head = self._head
-        message: dict[str, Any] = {
-            "role": "assistant",
-            "content": self.text or None,
-            "refusal": "".join(self._refusal) or None,
-            "tool_calls": [self._calls[i].wire() for i in sorted(self._calls)] or None,
-            "function_call": self._legacy.wire()["function"] if self._legacy else None,
-        }
-        choices = [{"index": 0, "message": message, "finish_reason": self._finish_reason}] if self._seen_choice else []
-        return ChatCompletion.construct(
-            id=head.id if head else "",
-            object="chat.completion",
-            created=head.created if head else 0,
-            model=head.model if head else "",
-            choices=choices,
-            usage=self._usage,
+    def message(self) -> AssembledMessage:
+        """The whole message, as a non-streamed request would have returned it."""
+        return AssembledMessage(
+            content=self.text or None,
+            refusal="".join(self._refusal) or None,
+            tool_calls=[AssembledCall(self._calls[i].id, self._calls[i].function()) for i in sorted(self._calls)],
+            function_call=self._legacy.function() if self._legacy else None,
         )
 
 

@@ -1,0 +1,219 @@
+"""Streamed answers: how soon the first text reaches the reader, and how many slow chats the route carries.
+
+Two measurements, each against a baseline taken in the same run:
+
+1. First text. The fake LLM server (127.0.0.1) streams an answer; the time from the server writing the first
+   text event to that text reaching the reader. Baseline: the raw SDK's own stream (``openai`` sync client,
+   ``google-genai`` sync client), the first content chunk its iterator yields. Ours: the typed handler
+   (``handle_chat``, what the page's and a run's client call) with ``on_text``: the provider loop, the async
+   SDK, the stream assembler and the hand-over to the caller's thread. Target: at most 20 ms more.
+2. Concurrency. 100 chats at once, streamed as Server-Sent Events through ``POST /api/agent/chat`` of a real
+   ``streamlit run app.py``, against a model that takes 1 s before its first byte. Baseline: the same 100
+   streamed requests straight to the fake model with the async SDK (the floor: 1 s plus the fake's own cost;
+   the fake model runs in a process of its own). Target: all 100 done within 1.5 s wall.
+
+Run: ``.venv/bin/python -m bench.bench_streaming``
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event as EventType
+from pathlib import Path
+
+import httpx
+import openai
+from google import genai
+from google.genai import types as gt
+from httpx_sse import aconnect_sse
+
+from agent_app.chat_handler import handle_chat
+from agent_app.providers import clear_adapter_cache
+from agent_app.types import ChatMessage, ChatRequest
+from tests.fake_llm import FakeLLMServer, RecordedRequest, delayed, gemini_text, openai_text, streamed
+from tests.streamlit_server import run_streamlit
+
+ROUNDS = 60
+WARMUP = 5
+CONCURRENT = 100
+MODEL_LATENCY = 1.0
+ANSWER = "The interview starts with a question about the harbour, then the answer goes on for a while."
+HELLO = ChatRequest(messages=[ChatMessage(role="user", content="Hello")])
+
+
+def configure(provider: str, server: FakeLLMServer) -> None:
+    os.environ.update(
+        {
+            "LLM_PROVIDER": provider,
+            "LLM_MODEL": "fake-model",
+            "LLM_API_KEY": "bench-key",
+            "LLM_BASE_URL": server.openai_base_url,
+            "GOOGLE_GEMINI_BASE_URL": server.gemini_base_url,
+            "LLM_MAX_RETRIES": "0",
+        }
+    )
+    clear_adapter_cache()
+
+
+def first_text_delay(request: RecordedRequest, seen_at: float, first_text_event: int) -> float:
+    return seen_at - request.event_times[first_text_event]
+
+
+def raw_openai(client: openai.OpenAI, server: FakeLLMServer) -> float:
+    seen_at = 0.0
+    with client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": "Hello"}], stream=True
+    ) as stream:
+        for chunk in stream:
+            if not seen_at and chunk.choices and chunk.choices[0].delta.content:
+                seen_at = time.perf_counter()
+    return first_text_delay(server.chat.last, seen_at, 1)  # OpenAI's first event carries only the role
+
+
+def raw_gemini(client: genai.Client, server: FakeLLMServer) -> float:
+    seen_at = 0.0
+    for response in client.models.generate_content_stream(model="fake-model", contents="Hello"):
+        if not seen_at and response.text:
+            seen_at = time.perf_counter()
+    return first_text_delay(server.gemini.last, seen_at, 0)
+
+
+def ours(server: FakeLLMServer, provider: str) -> float:
+    seen: list[float] = []
+
+    def on_text(delta: str) -> None:
+        if not seen:
+            seen.append(time.perf_counter())
+
+    handle_chat(HELLO, on_text=on_text)
+    last = server.chat.last if provider == "openai-compatible" else server.gemini.last
+    return first_text_delay(last, seen[0], 1 if provider == "openai-compatible" else 0)
+
+
+def paired(mine: Callable[[], float], theirs: Callable[[], float]) -> tuple[list[float], list[float]]:
+    for _ in range(WARMUP):
+        mine()
+        theirs()
+    a, b = [], []
+    for _ in range(ROUNDS):
+        a.append(mine())
+        b.append(theirs())
+    return a, b
+
+
+def first_text(server: FakeLLMServer) -> None:
+    server.chat.default = streamed(openai_text(ANSWER), pieces=8)
+    server.gemini.default = streamed(gemini_text(ANSWER), pieces=8)
+    raw_openai_client = openai.OpenAI(api_key="bench-key", base_url=server.openai_base_url, max_retries=0)
+    raw_gemini_client = genai.Client(api_key="bench-key", http_options=gt.HttpOptions(base_url=server.gemini_base_url))
+    print(f"1. first text event written -> first text in the reader's hands, median / p90 of {ROUNDS} (ms)")
+    print(f"{'provider':<18} {'raw SDK':>16} {'ours':>16} {'ours - raw':>11} {'ratio':>6}")
+    for provider, raw in (
+        ("openai-compatible", lambda: raw_openai(raw_openai_client, server)),
+        ("gemini", lambda: raw_gemini(raw_gemini_client, server)),
+    ):
+        configure(provider, server)
+        mine, theirs = paired(partial(ours, server, provider), raw)
+        m, t = statistics.median(mine) * 1000, statistics.median(theirs) * 1000
+        m90, t90 = (statistics.quantiles(x, n=10)[-1] * 1000 for x in (mine, theirs))
+        print(f"{provider:<18} {t:>7.2f} / {t90:>6.2f} {m:>7.2f} / {m90:>6.2f} {m - t:>11.2f} {m / t:>6.2f}")
+    print("target: ours - raw <= 20 ms")
+
+
+def serve_slow_model(ready: Connection, stop: EventType) -> None:
+    """The fake model in a process of its own, so its hundred threads do not share a GIL with the clients."""
+    with FakeLLMServer() as server:
+        server.chat.default = delayed(streamed(openai_text(ANSWER), pieces=8), MODEL_LATENCY)
+        ready.send(server.openai_base_url)
+        stop.wait()
+
+
+async def raw_concurrent(base_url: str) -> float:
+    client = openai.AsyncOpenAI(api_key="bench-key", base_url=base_url, max_retries=0, timeout=30)
+
+    async def one() -> None:
+        stream = await client.chat.completions.create(
+            model="fake-model", messages=[{"role": "user", "content": "Hello"}], stream=True
+        )
+        async for _ in stream:
+            pass
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(CONCURRENT)))
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return elapsed
+
+
+async def route_concurrent(url: str) -> tuple[float, int]:
+    limits = httpx.Limits(max_connections=CONCURRENT + 10)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+
+        async def one() -> bool:
+            body = {"messages": [{"role": "user", "content": "Hello"}]}
+            async with aconnect_sse(http, "POST", url, json=body) as source:
+                return any([sse.event == "done" async for sse in source.aiter_sse()])
+
+        started = time.perf_counter()
+        done = await asyncio.gather(*(one() for _ in range(CONCURRENT)))
+        return time.perf_counter() - started, sum(done)
+
+
+def concurrency() -> None:
+    context = multiprocessing.get_context("spawn")
+    ready, sender = context.Pipe(duplex=False)
+    stop = context.Event()
+    model = context.Process(target=serve_slow_model, args=(sender, stop), daemon=True)
+    model.start()
+    base_url = ready.recv()
+    try:
+        runs = measure_concurrency(base_url)
+    finally:
+        stop.set()
+        model.join(10)
+    print(f"\n2. {CONCURRENT} concurrent chats, model latency {MODEL_LATENCY:.1f} s, 3 runs (wall seconds)")
+    print(f"{'run':<4} {'raw async SDK':>14} {'route (SSE)':>12} {'done':>5} {'ratio':>6}")
+    for index, (baseline, wall, done) in enumerate(runs, 1):
+        print(f"{index:<4} {baseline:>14.3f} {wall:>12.3f} {done:>5} {wall / baseline:>6.2f}")
+    print("target: all done within 1.5 s wall")
+
+
+def measure_concurrency(base_url: str) -> list[tuple[float, float, int]]:
+    """Three rounds of: the raw async SDK straight to the model, then the route, 100 chats at once each."""
+    env = {
+        "LLM_PROVIDER": "openai-compatible",
+        "LLM_BASE_URL": base_url,
+        "LLM_MODEL": "fake-model",
+        "LLM_API_KEY": "bench-key",
+        "LLM_MAX_RETRIES": "0",
+        "AGENT_API_TOKEN": "",
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        env["AGENT_DATA_DIR"] = str(Path(tmp) / "data")
+        with run_streamlit(env, Path(tmp)) as app:
+            url = f"{app.base_url}/api/agent/chat"
+            asyncio.run(route_concurrent(url))  # warm: the first request imports the SDK
+            runs = []
+            for _ in range(3):
+                baseline = asyncio.run(raw_concurrent(base_url))
+                wall, done = asyncio.run(route_concurrent(url))
+                runs.append((baseline, wall, done))
+    return runs
+
+
+def main() -> None:
+    with FakeLLMServer() as server:
+        first_text(server)
+    concurrency()
+
+
+if __name__ == "__main__":
+    main()
