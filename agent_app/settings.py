@@ -11,6 +11,7 @@ Every setting is documented in ``.streamlit/secrets.toml.example``.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -37,6 +38,20 @@ def _names(value: Any) -> Any:
 
 def _lower(value: Any) -> Any:
     return value.lower() if isinstance(value, str) else value
+
+
+def _json_table(value: Any) -> Any:
+    """A TOML table as it is, a JSON object from the environment parsed."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+class ModelPrice(BaseModel):
+    """What a model costs, in US dollars per million tokens in and out."""
+
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
 
 
 Whole = Annotated[int, BeforeValidator(_not_a_flag)]
@@ -66,6 +81,11 @@ class Settings(BaseModel):
     )
     llm_max_output_tokens: Whole | None = Field(
         None, alias="LLM_MAX_OUTPUT_TOKENS", gt=0, description="a positive whole number of tokens"
+    )
+    llm_prices: Annotated[dict[str, ModelPrice] | None, BeforeValidator(_json_table)] = Field(
+        None,
+        alias="LLM_PRICES",
+        description="a table of model names to {input, output} US dollars per million tokens",
     )
     # --- transcription
     transcribe_backend: Annotated[Literal["local", "openai", "gemini"], BeforeValidator(_lower)] = Field(

@@ -18,6 +18,7 @@ from agent_app.types import ChatMessage, ToolResult
 from agent_app.ui.context_status import latest_context_report, render_context_status, render_cut_marker
 from agent_app.ui.markdown_text import chat_markdown, typed_markdown
 from agent_app.ui.tool_cards import render_tool_card
+from agent_app.usage_cost import Prices, total_usage, usage_text
 
 PAGE_SIZE = 40
 _WINDOW_KEY = "chat.window"
@@ -64,8 +65,9 @@ def _results_by_call(messages: Sequence[ChatMessage]) -> dict[str, ToolResult]:
     }
 
 
-def render_turn(turn: Turn) -> None:
-    """One bubble: markdown text, then a card per tool call, in the order they happened."""
+def render_turn(turn: Turn, prices: Prices | None = None) -> None:
+    """One bubble: markdown text, then a card per tool call, in the order they happened; an answer ends with
+    a quiet caption of its tokens (all its model requests), priced when ``prices`` are known."""
     avatar = {"user": USER_AVATAR, "system": SYSTEM_AVATAR}.get(turn.role, ASSISTANT_AVATAR)
     results = _results_by_call(turn.messages)
     called = {call.id for message in turn.messages for call in message.tool_calls or []}
@@ -82,6 +84,9 @@ def render_turn(turn: Turn) -> None:
                 st.markdown(shown)
             for call in message.tool_calls or []:
                 render_tool_card(call, results.get(call.id))
+        usage = total_usage(turn.messages) if turn.role == "assistant" else None
+        if usage is not None:
+            st.caption(usage_text(usage, prices))
 
 
 def _show_older(state: SessionState) -> None:
@@ -93,9 +98,10 @@ def reset_window(state: SessionState) -> None:
     state[_WINDOW_KEY] = PAGE_SIZE
 
 
-def render_history(state: SessionState, messages: Sequence[ChatMessage]) -> None:
+def render_history(state: SessionState, messages: Sequence[ChatMessage], prices: Prices | None = None) -> None:
     """Draw the visible part of ``messages``, with a "Show older" button when some are hidden, the marker
-    above the oldest message still sent to the model and how full the model's context is."""
+    above the oldest message still sent to the model and how full the model's context is; each answer's
+    tokens and the conversation's total, priced when ``prices`` are known."""
     hidden, shown = visible_slice(messages, int(state.get(_WINDOW_KEY, PAGE_SIZE)))
     if hidden:
         st.button(
@@ -111,6 +117,9 @@ def render_history(state: SessionState, messages: Sequence[ChatMessage]) -> None
     for turn in group_turns(shown):
         if cut is not None and turn.messages[0].id == cut:
             render_cut_marker()
-        render_turn(turn)
+        render_turn(turn, prices)
     if report is not None:
         render_context_status(report)
+    total = total_usage(messages)
+    if total is not None:
+        st.caption(f"This conversation: {usage_text(total, prices)}")

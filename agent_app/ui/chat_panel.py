@@ -30,6 +30,7 @@ from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.session_workspace import Workspace
+from agent_app.usage_cost import Prices
 
 _LOGGER = logging.getLogger(__name__)
 PROMPT_KEY = "chat_prompt"
@@ -63,6 +64,8 @@ class Assistant:
 
     client: ChatClient
     registry: ToolRegistry
+    prices: Prices | None = None
+    """The configured model's prices (``LLM_PRICES``), for the token captions' estimated cost."""
 
 
 # --- callbacks (run before the script) ------------------------------------------------------------
@@ -237,7 +240,7 @@ def render_chat(workspace: Workspace, assistant: Assistant | None) -> None:
                 "Ask the assistant about the project's media — for example “What is said in this clip?”. "
                 "It knows the assets in the sidebar by name and the playhead position."
             )
-        render_history(state, messages)
+        render_history(state, messages, assistant.prices if assistant is not None else None)
         if running and assistant is not None:
             _run(workspace, assistant, prompt)  # ends with a rerun
         _render_notices(workspace, messages)

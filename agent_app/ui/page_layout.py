@@ -28,6 +28,7 @@ from agent_app.ui.library_panel import render_media_library
 from agent_app.ui.resources import get_chat_client, get_registry, get_storage
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.transcript_panel import render_transcript_panel
+from agent_app.usage_cost import model_prices
 
 PAGE_TITLE = "Agent Session Shell"
 _URL_WRITTEN = "ws.url_written"
@@ -147,7 +148,11 @@ def render_page() -> None:
             seek = functools.partial(player.seek, workspace)
             render_transcript_panel(active, environment, seek, transcript if active is shown else None)
     with right, st.container(key=CHAT_COLUMN_KEY):
-        assistant = Assistant(get_chat_client(registry, settings), registry) if status.configured else None
+        assistant = (
+            Assistant(get_chat_client(registry, settings), registry, model_prices(settings))
+            if status.configured
+            else None
+        )
         render_chat(workspace, assistant)
     apply_layout()
     write_url(workspace, state)

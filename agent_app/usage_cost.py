@@ -1,0 +1,60 @@
+"""Token counts of answers and, when prices are configured, what they cost.
+
+Why: a creator paying for a hosted model wants to see what a conversation uses. Every assistant message
+carries the provider's count of the request that produced it (:class:`~agent_app.types.TokenUsage`); an
+answer may take several requests (a tool loop), so answers and conversations are sums.
+
+``LLM_PRICES`` (optional) maps model names to US dollars per million tokens, as a table in
+``.streamlit/secrets.toml`` or JSON in the environment: ``{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}``.
+The configured ``LLM_MODEL``'s entry turns tokens into an estimate; without one, only tokens are shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agent_app.settings import Settings
+from agent_app.types import ChatMessage, TokenUsage
+
+
+@dataclass(frozen=True)
+class Prices:
+    """US dollars per million tokens in and out."""
+
+    input: float
+    output: float
+
+
+def total_usage(messages: Iterable[ChatMessage]) -> TokenUsage | None:
+    """The sum of the messages' token counts, ``None`` when none has one."""
+    counted = [message.usage for message in messages if message.usage is not None]
+    if not counted:
+        return None
+    return TokenUsage(
+        input_tokens=sum(usage.input_tokens for usage in counted),
+        output_tokens=sum(usage.output_tokens for usage in counted),
+    )
+
+
+def model_prices(settings: Settings) -> Prices | None:
+    """The prices ``LLM_PRICES`` gives the configured ``LLM_MODEL``; ``None`` when it lists none (or is
+    unusable: a price is a convenience, the captions then show tokens only)."""
+    price = (settings.llm_prices or {}).get(settings.llm_model or "")
+    return Prices(input=price.input, output=price.output) if price is not None else None
+
+
+def estimated_cost(usage: TokenUsage, prices: Prices) -> float:
+    """Dollars for ``usage`` at ``prices``."""
+    return (usage.input_tokens * prices.input + usage.output_tokens * prices.output) / 1_000_000
+
+
+def usage_text(usage: TokenUsage, prices: Prices | None = None) -> str:
+    """``1,234 tokens in · 56 out``, with ``· ≈ $0.0012`` when prices are known."""
+    text = f"{usage.input_tokens:,} tokens in · {usage.output_tokens:,} out"
+    if prices is None:
+        return text
+    cost = estimated_cost(usage, prices)
+    if 0 < cost < 0.0001:
+        return f"{text} · < $0.0001"
+    return f"{text} · ≈ ${cost:.4f}" if cost < 0.01 else f"{text} · ≈ ${cost:,.2f}"
