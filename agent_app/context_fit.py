@@ -9,9 +9,11 @@ estimate (:mod:`agent_app.context_budget`) fits the budget:
 2. The oldest whole turns are left out. A turn starts at a user message, so a tool call is never separated
    from its result, the latest user message and every system message are always sent, and a Gemini turn
    keeps its thought signatures (they ride in ``provider_metadata``, which no step here changes).
-3. Results of the running turn's earlier tool rounds become stubs too (the latest round's results, which
-   the model has not seen yet, never do).
-4. What still does not fit is refused with :class:`ContextTooLargeError` naming the part that is too large.
+3. Results of the running turn's earlier tool rounds become stubs too.
+4. The latest round's results (the model has not seen them yet) become a stub saying they were too large
+   to send, so the model asks for less instead of the conversation failing on every retry.
+5. What still does not fit (the latest user message, the instructions) is refused with
+   :class:`ContextTooLargeError` naming the part that is too large.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from agent_app.prompt import format_ms
 from agent_app.types import AgentContext, ChatMessage, ContextReport, ToolCall, ToolResult, ToolSchema
 
 STUB_PREFIX = "[Left out to save room in the model's context:"
+TOO_LARGE_PREFIX = "[Too large for the model's context window, so not sent; ask for less at once. It was:"
 
 RETRY_SHRINK = 0.8
 """After a provider's own context-length refusal the retry aims at this share of what was refused."""
@@ -79,7 +82,9 @@ def fit_history(
         calls = _calls_by_id(messages)
         _stub_results(plan, range(latest_user), calls, context)
         _drop_oldest_turns(plan, latest_user)
-        _stub_results(plan, range(latest_user + 1, _last_round_start(messages)), calls, context)
+        last_round = _last_round_start(messages)
+        _stub_results(plan, range(latest_user + 1, last_round), calls, context)
+        _stub_results(plan, range(max(last_round, latest_user + 1), len(messages)), calls, context, TOO_LARGE_PREFIX)
         if not plan.fits():
             raise ContextTooLargeError(_too_large(plan, fixed, factor, budget, latest_user))
     stubbed = plan.stubbed
@@ -173,14 +178,20 @@ def _calls_by_id(messages: Sequence[ChatMessage]) -> dict[str, ToolCall]:
     return {call.id: call for message in messages if message.tool_calls for call in message.tool_calls}
 
 
-def _stub_results(plan: _Plan, indexes: range, calls: dict[str, ToolCall], context: AgentContext | None) -> None:
+def _stub_results(
+    plan: _Plan,
+    indexes: range,
+    calls: dict[str, ToolCall],
+    context: AgentContext | None,
+    prefix: str = STUB_PREFIX,
+) -> None:
     for index in indexes:
         if plan.fits():
             return
         message = plan.messages[index]
         if message.tool_result is None or index < plan.start or index in plan.stubbed:
             continue
-        stub = _stubbed(message, calls.get(message.tool_result.tool_call_id), context)
+        stub = _stubbed(message, calls.get(message.tool_result.tool_call_id), context, prefix)
         saved = plan.tokens[index] - message_tokens(stub)
         if saved > 0:
             plan.stubbed[index] = stub
@@ -224,10 +235,10 @@ def _too_large(plan: _Plan, fixed: float, scale: float, budget: ContextBudget, l
 # --- stubs ----------------------------------------------------------------------------------------------
 
 
-def _stubbed(message: ChatMessage, call: ToolCall | None, context: AgentContext | None) -> ChatMessage:
+def _stubbed(message: ChatMessage, call: ToolCall | None, context: AgentContext | None, prefix: str) -> ChatMessage:
     result = message.tool_result
     assert result is not None
-    text = f"{STUB_PREFIX} {describe_result(result, call, context)}]"
+    text = f"{prefix} {describe_result(result, call, context)}]"
     return message.model_copy(update={"tool_result": result.model_copy(update={"result": text, "error": None})})
 
 

@@ -13,11 +13,18 @@ from agent_app.context_budget import (
     text_tokens,
     usage_scale,
 )
-from agent_app.context_fit import STUB_PREFIX, ContextTooLargeError, fit_history, learned_budget, retry_budget
+from agent_app.context_fit import (
+    STUB_PREFIX,
+    TOO_LARGE_PREFIX,
+    ContextTooLargeError,
+    fit_history,
+    learned_budget,
+    retry_budget,
+)
 from agent_app.prompt import build_system_prompt
 from agent_app.request_validation import conversation_problems
 from agent_app.types import ChatMessage, ContextReport, TokenUsage, ToolCall, ToolResult
-from tests.long_conversations import ASSET, CONTEXT, chat_turn, long_conversation, page_turn
+from tests.long_conversations import ASSET, CONTEXT, chat_turn, long_conversation, page_turn, transcript_page
 
 PROMPT = build_system_prompt(CONTEXT)
 
@@ -132,15 +139,19 @@ def test_a_single_message_too_large_is_refused_naming_it() -> None:
         fit_history(messages, budget(16_000, 2_000), system_prompt=PROMPT)
 
 
-def test_a_tool_result_too_large_is_refused_naming_the_tool() -> None:
-    call = ToolCall(id="c1", name="transcribe_video", args={})
+def test_a_latest_tool_result_too_large_is_sent_as_a_note_so_the_model_asks_for_less() -> None:
+    call = ToolCall(id="c1", name="transcribe_video", args={"assetId": ASSET.id})
+    result = ToolResult(tool_call_id="c1", name=call.name, result=transcript_page(0) | {"text": "y" * 60_000})
     messages = [
         ChatMessage(role="user", content="Everything, please."),
         ChatMessage(role="assistant", tool_calls=[call]),
-        ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name=call.name, result="y" * 60_000)),
+        ChatMessage(role="tool", tool_result=result),
     ]
-    with pytest.raises(ContextTooLargeError, match="The result of transcribe_video is too large"):
-        fit_history(messages, budget(16_000), system_prompt=PROMPT)
+    fitted = fit_history(messages, budget(16_000), system_prompt=PROMPT, context=CONTEXT)
+    sent = fitted.messages[2].tool_result
+    assert sent is not None and isinstance(sent.result, str)
+    assert sent.result.startswith(f"{TOO_LARGE_PREFIX} transcript of interview.mp4 0:00–4:59, 900 words")
+    assert conversation_problems(fitted.messages) == [] and fitted.report.stubbed_results == 1
 
 
 # --- the provider's own count -----------------------------------------------------------------------------
