@@ -233,7 +233,8 @@ def in_page_order(block: Any) -> list[str]:
     found: list[str] = []
     for node in block.children.values():
         if node.type == "chat_message":
-            found.append(f"{node.name}:{node.markdown[0].value if node.markdown else ''}")
+            text = str(node.markdown[0].value) if node.markdown else ""
+            found.append(f"{node.name}:{text.replace(chr(92), '')}")  # Markdown escapes removed
         elif node.type == "caption":
             found.append(f"caption:{str(node.value).split(': ', 1)[-1]}")
         elif hasattr(node, "children"):
