@@ -176,3 +176,22 @@ def test_partial_uploads_of_dead_processes_are_removed_at_start_and_live_ones_ke
     SqliteStorage(tmp_path / "data").close()
     left = sorted(p.name for p in media.iterdir())
     assert left == sorted([names["own"], names["live"], names["not-a-part"]]), left
+
+
+@requires_root
+def test_storage_opens_on_a_read_only_folder_holding_a_stale_part(tmp_path: Path) -> None:
+    """The stale-part sweep at start never makes a read-only data folder fatal: it waits for a writable one."""
+    with tmpfs(tmp_path / "disk", 2048) as mount:
+        data_dir = mount / "data"
+        storage = SqliteStorage(data_dir)
+        project = storage.create_project("kept")
+        storage.close()
+        stale = data_dir / "media" / f"{'f' * 32}.mp4.part"
+        stale.write_bytes(b"x")
+        set_read_only(mount, True)
+        reader = SqliteStorage(data_dir)
+        assert [p.name for p in reader.list_projects()] == ["kept"] and stale.exists()
+        reader.close()
+        set_read_only(mount, False)
+        SqliteStorage(data_dir).close()
+        assert not stale.exists() and project.id

@@ -105,7 +105,10 @@ def remove_stale_parts(media_dir: Path) -> int:
         owner = part.name.removesuffix(PART_SUFFIX).rsplit(".", 1)[-1]
         if owner.isdigit() and (int(owner) == os.getpid() or _is_running(int(owner))):
             continue
-        part.unlink(missing_ok=True)
+        try:
+            part.unlink(missing_ok=True)
+        except OSError:  # a folder that turned read-only: left for a later start, never fatal
+            continue
         removed += 1
     return removed
 

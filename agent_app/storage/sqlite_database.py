@@ -106,6 +106,10 @@ class SqliteDatabase:
             raise StorageError(f"The database could not be written ({exc})") from exc
 
     def _migrate(self) -> None:
+        """Bring the schema to :data:`SCHEMA_VERSION`; a current database is only read (so a data folder
+        that turned read-only still opens, and shows what it holds)."""
+        if self.schema_version() == SCHEMA_VERSION:
+            return
         with self.write() as db:
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
