@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, open_page, screenshot
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
 from tests.creator_support import EXACT_PHRASE, EXACT_START_MS, LATE_INDEX, LATE_PHRASE, hour_transcript, seed_clip
-from tests.fake_llm import FakeLLMServer
+from tests.fake_llm import FakeLLMServer, openai_text
 from tests.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -92,3 +92,30 @@ def test_the_chat_input_is_on_screen_without_scrolling(
         assert bounds["x"] >= 0 and bounds["x"] + bounds["width"] <= viewport[0], (bounds, shot)
         scrolled = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop")
         assert scrolled == 0
+
+
+def test_a_multi_line_message_keeps_its_lines_and_edit_and_resend_replaces_the_turn(
+    browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.chat.push(openai_text("First answer."), openai_text("Answer to the edited question."))
+    with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
+        page = open_page(browser, server.base_url, PHONE)
+        ask(page, "# Shots to check\nintro at $5\n  - the pier")
+        expect(page.get_by_text("First answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        user = page.get_by_test_id("stChatMessage").first
+        shown = user.get_by_test_id("stMarkdownContainer").first.inner_text().replace("\u00a0", " ")
+        assert shown.splitlines() == ["# Shots to check", "intro at $5", "  - the pier"]
+        expect(user.locator("h1")).to_have_count(0)
+        screenshot(page, "multi-line-phone.png")
+
+        page.get_by_role("button", name="Edit").click()
+        editor = page.get_by_test_id("stTextArea").locator("textarea")
+        expect(editor).to_have_value("# Shots to check\nintro at $5\n  - the pier", timeout=UI_TIMEOUT_MS)
+        editor.fill("Only the pier, please")
+        page.get_by_role("button", name="Send", exact=True).click()
+        expect(page.get_by_text("Answer to the edited question.")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_text("First answer.")).to_have_count(0)
+        expect(page.get_by_text("Shots to check")).to_have_count(0)
+        screenshot(page, "edited-phone.png")
+    sent = [m["content"] for m in fake_llm.chat.last.json["messages"] if m["role"] == "user"]
+    assert sent == ["Only the pier, please"]

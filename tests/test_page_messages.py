@@ -27,3 +27,58 @@ def test_the_users_message_keeps_its_lines_and_is_not_rendered(data_dir: Path, f
     assert user[1].replace("  \n", "\n").replace("\u00a0", " ") == typed  # what the reader sees: as typed
     assert answer[1].startswith("# A heading from the model")  # the assistant's Markdown stays Markdown
     assert fake_llm.chat.last.json["messages"][-1]["content"] == typed  # the model gets it unchanged
+
+
+def stored(data_dir: Path, chat_id: str) -> list[tuple[str, str]]:
+    from agent_app.storage import SqliteStorage
+
+    return [(m.role, m.content) for m in SqliteStorage(data_dir).load_messages(chat_id)]
+
+
+def test_edit_and_resend_replaces_the_last_turn_in_storage_too(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.push(openai_text("First answer"), openai_text("Second answer"), openai_text("Answer to the edit"))
+    at = send(new_page(), "First question")
+    at = send(at, "Second question, with a typo")
+    chat_id = at.query_params["chat"]
+    edits = [b for b in at.main.button if str(b.key).startswith("chat_edit_open_")]
+    assert len(edits) == 1  # only the last question can be edited
+    edits[0].click().run()
+    editor = next(t for t in at.main.text_area if str(t.key).startswith("chat_edit_"))
+    assert editor.value == "Second question, with a typo"
+    editor.set_value("Second question, fixed").run()
+    next(b for b in at.main.button if str(b.key).startswith("chat_edit_send_")).click().run()
+    assert not at.exception
+    assert [text for _, text in bubbles(at)] == ["First question", "First answer", "Second question, fixed",
+                                                 "Answer to the edit"]  # fmt: skip
+    assert stored(data_dir, chat_id) == [
+        ("user", "First question"), ("assistant", "First answer"),
+        ("user", "Second question, fixed"), ("assistant", "Answer to the edit"),
+    ]  # fmt: skip
+    sent = [(m["role"], m.get("content")) for m in fake_llm.chat.last.json["messages"][1:]]
+    assert sent == [("user", "First question"), ("assistant", "First answer"), ("user", "Second question, fixed")]
+
+
+def test_regenerate_asks_the_last_question_again_and_replaces_the_answer(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.chat.push(openai_text("A dull answer"), openai_text("A better answer"))
+    at = send(new_page(), "Describe the harbour")
+    regenerate = [b for b in at.main.button if str(b.key).startswith("chat_regenerate_")]
+    assert len(regenerate) == 1
+    regenerate[0].click().run()
+    assert [text for _, text in bubbles(at)] == ["Describe the harbour", "A better answer"]
+    assert stored(data_dir, at.query_params["chat"]) == [
+        ("user", "Describe the harbour"),
+        ("assistant", "A better answer"),
+    ]
+    assert len(fake_llm.chat.requests) == 2
+    assert [m["role"] for m in fake_llm.chat.last.json["messages"][1:]] == ["user"]
+
+
+def test_every_message_has_copy(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.push(openai_text("Answer **one**"))
+    at = send(new_page(), "Question\nline two")
+    import json
+
+    copied = [json.loads(e.proto.json)["text"] for e in at.main.get("bidi_component")]
+    assert copied == ["Question\nline two", "Answer **one**"]  # the text as written, for the clipboard

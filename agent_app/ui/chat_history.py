@@ -17,6 +17,7 @@ from agent_app.stores import SessionState
 from agent_app.types import ChatMessage, ToolResult
 from agent_app.ui.context_status import latest_context_report, render_context_status, render_cut_marker
 from agent_app.ui.markdown_text import chat_markdown, typed_markdown
+from agent_app.ui.message_actions import TurnActions, is_editing, render_actions, render_editor
 from agent_app.ui.tool_cards import render_tool_card
 from agent_app.usage_cost import Prices, total_usage, usage_text
 
@@ -65,9 +66,12 @@ def _results_by_call(messages: Sequence[ChatMessage]) -> dict[str, ToolResult]:
     }
 
 
-def render_turn(turn: Turn, prices: Prices | None = None) -> None:
+def render_turn(
+    turn: Turn, prices: Prices | None = None, state: SessionState | None = None, actions: TurnActions | None = None
+) -> None:
     """One bubble: markdown text, then a card per tool call, in the order they happened; an answer ends with
-    a quiet caption of its tokens (all its model requests), priced when ``prices`` are known."""
+    a quiet caption of its tokens (all its model requests), priced when ``prices`` are known; then Copy (and
+    Edit or Regenerate, see :mod:`~agent_app.ui.message_actions`) when ``state`` is given."""
     avatar = {"user": USER_AVATAR, "system": SYSTEM_AVATAR}.get(turn.role, ASSISTANT_AVATAR)
     results = _results_by_call(turn.messages)
     called = {call.id for message in turn.messages for call in message.tool_calls or []}
@@ -78,6 +82,9 @@ def render_turn(turn: Turn, prices: Prices | None = None) -> None:
                 if result is not None and result.tool_call_id not in called:
                     st.caption(message.content or f"{result.name} result")
                 continue
+            if state is not None and actions is not None and is_editing(state, message):
+                render_editor(state, message, actions.on_resend)
+                return
             if message.content:
                 # The user's words as typed; the assistant's Markdown rendered (safely, see markdown_text).
                 shown = typed_markdown(message.content) if message.role == "user" else chat_markdown(message.content)
@@ -87,6 +94,8 @@ def render_turn(turn: Turn, prices: Prices | None = None) -> None:
         usage = total_usage(turn.messages) if turn.role == "assistant" else None
         if usage is not None:
             st.caption(usage_text(usage, prices))
+        if state is not None:
+            render_actions(state, turn.messages, actions)
 
 
 def _show_older(state: SessionState) -> None:
@@ -98,7 +107,12 @@ def reset_window(state: SessionState) -> None:
     state[_WINDOW_KEY] = PAGE_SIZE
 
 
-def render_history(state: SessionState, messages: Sequence[ChatMessage], prices: Prices | None = None) -> None:
+def render_history(
+    state: SessionState,
+    messages: Sequence[ChatMessage],
+    prices: Prices | None = None,
+    actions: TurnActions | None = None,
+) -> None:
     """Draw the visible part of ``messages``, with a "Show older" button when some are hidden, the marker
     above the oldest message still sent to the model and how full the model's context is; each answer's
     tokens and the conversation's total, priced when ``prices`` are known."""
@@ -117,7 +131,7 @@ def render_history(state: SessionState, messages: Sequence[ChatMessage], prices:
     for turn in group_turns(shown):
         if cut is not None and turn.messages[0].id == cut:
             render_cut_marker()
-        render_turn(turn, prices)
+        render_turn(turn, prices, state, actions)
     if report is not None:
         render_context_status(report)
     total = total_usage(messages)

@@ -8,6 +8,7 @@ again on the kept history: the user's message was written when it was sent and i
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY
 from agent_app.ui.live_status import LiveStatus
 from agent_app.ui.markdown_text import typed_markdown
+from agent_app.ui.message_actions import TurnActions
 from agent_app.ui.recovery import close_unfinished_calls, is_unanswered
 from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.session_workspace import Workspace
@@ -75,6 +77,32 @@ def _queue_prompt(state: SessionState) -> None:
     text = str(state.get(PROMPT_KEY) or "").strip()
     if text:
         state[_PENDING_PROMPT] = text
+
+
+def _resend(workspace: Workspace, message_id: str, text: str) -> None:
+    """An edited last question: its old turn goes (stored too), the new text is asked; a title made from
+    the old text follows the edit."""
+    old = next((m.content for m in workspace.chat.messages if m.id == message_id), "")
+    conversation_id = workspace.conversation_id
+    try:
+        conversation = workspace.storage.get_conversation(conversation_id) if conversation_id else None
+        if conversation is not None and conversation.title == title_from(old):
+            workspace.storage.rename_conversation(conversation.id, title_from(text))
+        workspace.drop_from(message_id)
+    except (StorageError, OSError) as exc:
+        workspace.chat.set_error(f"The conversation could not be saved: {exc}")
+        return
+    workspace.state[_PENDING_PROMPT] = text
+
+
+def _regenerate(workspace: Workspace, answer_start_id: str) -> None:
+    """The last answer asked again: it goes (stored too), the kept question is answered anew."""
+    try:
+        workspace.drop_from(answer_start_id)
+    except (StorageError, OSError) as exc:
+        workspace.chat.set_error(f"The conversation could not be saved: {exc}")
+        return
+    workspace.state[_PENDING_RETRY] = True
 
 
 def _queue_retry(state: SessionState) -> None:
@@ -240,7 +268,15 @@ def render_chat(workspace: Workspace, assistant: Assistant | None) -> None:
                 "Ask the assistant about the project's media — for example “What is said in this clip?”. "
                 "It knows the assets in the sidebar by name and the playhead position."
             )
-        render_history(state, messages, assistant.prices if assistant is not None else None)
+        question_id, answer_id = TurnActions.of(messages)
+        actions = TurnActions(
+            last_question_id=question_id,
+            answer_start_id=answer_id,
+            on_resend=functools.partial(_resend, workspace),
+            on_regenerate=functools.partial(_regenerate, workspace),
+            busy=running or assistant is None,
+        )
+        render_history(state, messages, assistant.prices if assistant is not None else None, actions)
         if running and assistant is not None:
             _run(workspace, assistant, prompt)  # ends with a rerun
         _render_notices(workspace, messages)
