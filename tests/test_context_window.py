@@ -24,7 +24,6 @@ from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import ChatMessage, ChatRequest, ContextReport, ToolDefinition, ToolEnvironment, ToolParameter
 from agent_app.ui.context_status import CUT_MARKER
-from agent_app.ui.markdown_text import typed_markdown
 from tests.fake_llm import (
     FakeLLMServer,
     gemini_call,
@@ -226,7 +225,7 @@ def test_the_page_marks_the_cut_shows_how_full_the_context_is_and_still_shows_th
     first_sent = next(m for m in history if m.id == report.first_sent_id)
     order = in_page_order(at.main)
     marker = order.index(f"caption:{CUT_MARKER}")
-    assert order[marker + 1] == f"user:{typed_markdown(first_sent.content)}"  # the user's text, drawn as typed
+    assert order[marker + 1] == f"user:{first_sent.content}"
 
 
 def in_page_order(block: Any) -> list[str]:
