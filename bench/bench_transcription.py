@@ -36,8 +36,8 @@ from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
 from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+from bench.media_factory import speak, speech_track, word_error_rate, write_mp4
 from plugins.transcribe_video import TranscribeVideoArgs, transcribe_video
-from tests.media_factory import speak, speech_track, word_error_rate, write_mp4
 
 REPO = Path(__file__).resolve().parent.parent
 SENTENCES = [

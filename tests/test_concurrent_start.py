@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.media_factory import speech_mp4
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
-from tests.media_factory import speech_mp4
 from tests.page_session import connect_session, run_page
 from tests.streamlit_server import ROOT, run_streamlit
 from tests.transcribe_support import SETTINGS

@@ -14,7 +14,7 @@ from agent_app.media.chunking import FloatArray, split_points
 from agent_app.media.encode import encode_ogg_opus, encoded_chunks
 from agent_app.media.media_errors import NoAudioStreamError, TruncatedMediaError, UnreadableMediaError
 from agent_app.media.sample_placement import SAMPLE_RATE
-from tests.media_factory import not_media, silent_mp4, tone_track, truncated_copy, write_mp4
+from bench.media_factory import not_media, silent_mp4, tone_track, truncated_copy, write_mp4
 
 TOLERANCE_MS = 50
 

@@ -17,8 +17,8 @@ import pytest
 
 from agent_app.media import TranscriptionError
 from agent_app.storage import AssetRejectedError
-from tests.media_factory import SENTENCES, espeak_available, truncated_copy, word_error_rate, write_audio_file
-from tests.transcribe_support import spoken, transcribe_upload
+from bench.media_factory import SENTENCES, espeak_available, spoken, truncated_copy, word_error_rate, write_audio_file
+from tests.transcribe_support import transcribe_upload
 
 pytestmark = [
     pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),

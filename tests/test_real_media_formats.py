@@ -16,15 +16,16 @@ import numpy as np
 import pytest
 
 from agent_app.storage import AssetRejectedError
-from tests.media_factory import (
+from bench.media_factory import (
     SENTENCES,
     FloatArray,
     espeak_available,
+    spoken,
     word_error_rate,
     write_audio_file,
 )
 from tests.media_samples import make_png
-from tests.transcribe_support import spoken, transcribe_upload
+from tests.transcribe_support import transcribe_upload
 
 pytestmark = [
     pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),

@@ -13,8 +13,16 @@ import pytest
 
 from agent_app.media import TranscriptionError
 from agent_app.validation import ToolArgumentsError
-from tests.media_factory import SENTENCES, FloatArray, espeak_available, word_error_rate, write_audio_file
-from tests.transcribe_support import placed_speech, spoken, transcribe_upload
+from bench.media_factory import (
+    SENTENCES,
+    FloatArray,
+    espeak_available,
+    placed_speech,
+    spoken,
+    word_error_rate,
+    write_audio_file,
+)
+from tests.transcribe_support import transcribe_upload
 
 pytestmark = [
     pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),

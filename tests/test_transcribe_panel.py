@@ -16,7 +16,7 @@ from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.transcript_panel import transcript_exports
-from tests.media_factory import SENTENCES, silent_mp4, speech_mp4, speech_track, write_audio_file
+from bench.media_factory import SENTENCES, silent_mp4, speech_mp4, speech_track, write_audio_file
 from tests.transcribe_support import new_workspace
 
 pytestmark = pytest.mark.usefixtures("offline_transcription")

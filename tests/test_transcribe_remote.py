@@ -16,6 +16,7 @@ from agent_app.media.backends.base import BackendRequestError, BackendUnavailabl
 from agent_app.media.backends.config import TranscribeSettings, create_backend, read_transcribe_settings
 from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
 from agent_app.media.backends.openai_api import OpenAITranscriptionBackend
+from bench.media_factory import tone_track, write_mp4
 from tests.fake_llm import (
     FakeLLMServer,
     RecordedRequest,
@@ -24,7 +25,6 @@ from tests.fake_llm import (
     gemini_text,
     transcription_reply,
 )
-from tests.media_factory import tone_track, write_mp4
 from tests.transcribe_support import Workspace, new_workspace, run_transcribe_tool
 
 pytestmark = pytest.mark.usefixtures("offline_transcription")

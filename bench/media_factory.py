@@ -1,10 +1,11 @@
-"""Test media made at run time: speech synthesized by Debian's ``espeak-ng``, muxed by PyAV into the
-containers users upload (MP4 with H.264 or MPEG-4 video and AAC audio), plus the broken files a tool
-must survive (no audio stream, truncated, not media at all). Nothing here is committed as a binary.
+"""Media made at run time, for the tests and the benches: speech synthesized by Debian's ``espeak-ng``,
+muxed by PyAV into the containers users upload (MP4 with H.264 or MPEG-4 video and AAC audio), plus the
+broken files a tool must survive (no audio stream, truncated, not media at all). Nothing here is committed as a binary.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import shutil
 import subprocess
@@ -284,3 +285,63 @@ def _write_channels(
             container.mux(packet)
     for packet in stream.encode(None):
         container.mux(packet)
+
+
+@functools.cache
+def spoken(
+    sentences: tuple[str, ...],
+    rate: int,
+    *,
+    voice: str = "en-us",
+    words_per_minute: int = 150,
+    lead_ms: int = 500,
+    gap_ms: int = 700,
+) -> tuple[FloatArray, list[tuple[int, int, str]]]:
+    """Sentences spoken by espeak-ng at ``rate`` (made once per process, shared by every test), and where
+    each sentence's sound really is: ``(onset_ms, offset_ms, text)`` measured on the samples, without the
+    silence espeak puts around its words."""
+    parts: list[FloatArray] = [np.zeros(rate * lead_ms // 1000, dtype=np.float32)]
+    truth: list[tuple[int, int, str]] = []
+    position = len(parts[0])
+    for index, sentence in enumerate(sentences):
+        pcm, pcm_rate = speak(sentence, voice=voice, words_per_minute=words_per_minute)
+        pcm = resample(pcm, pcm_rate, rate)
+        sound = np.flatnonzero(np.abs(pcm) > 0.01)
+        truth.append(((position + sound[0]) * 1000 // rate, (position + sound[-1]) * 1000 // rate, sentence))
+        parts.append(pcm)
+        position += len(pcm)
+        parts.append(np.zeros(rate * (gap_ms if index < len(sentences) - 1 else lead_ms) // 1000, dtype=np.float32))
+        position += len(parts[-1])
+    return np.concatenate(parts), truth
+
+
+def placed_speech(
+    rate: int, placements: list[tuple[int, str]], total_ms: int
+) -> tuple[FloatArray, list[tuple[int, int]]]:
+    """Silence of ``total_ms`` with each sentence's sound starting exactly at its given millisecond;
+    returns the samples and the true ``(onset_ms, offset_ms)`` of each."""
+    samples = np.zeros(rate * total_ms // 1000, dtype=np.float32)
+    truth = []
+    for at_ms, sentence in placements:
+        pcm, pcm_rate = speak(sentence)
+        pcm = resample(pcm, pcm_rate, rate)
+        sound = np.flatnonzero(np.abs(pcm) > 0.01)
+        pcm = pcm[sound[0] : sound[-1] + 1]
+        start = rate * at_ms // 1000
+        samples[start : start + len(pcm)] = pcm
+        truth.append((at_ms, at_ms + len(pcm) * 1000 // rate))
+    return samples, truth
+
+
+def resample(samples: FloatArray, rate: int, new_rate: int) -> FloatArray:
+    """FFmpeg's band-limited resampling (via PyAV), as a recorder at ``new_rate`` would have captured it:
+    linear interpolation would alias highs into an 8 kHz telephone band and make it unfairly hard."""
+    if rate == new_rate:
+        return samples
+    frame = av.AudioFrame.from_ndarray(
+        np.ascontiguousarray(samples, dtype=np.float32)[None], format="flt", layout="mono"
+    )
+    frame.sample_rate = rate
+    resampler = av.AudioResampler(format="flt", layout="mono", rate=new_rate)
+    out = [*resampler.resample(frame), *resampler.resample(None)]
+    return np.concatenate([np.asarray(f.to_ndarray(), dtype=np.float32).reshape(-1) for f in out])
