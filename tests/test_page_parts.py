@@ -3,7 +3,7 @@ and the formats of durations and sizes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import assume, given
@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Progress
 
 from agent_app.clock import elapsed_text
-from agent_app.types import ChatMessage, ToolCall, ToolResult
+from agent_app.types import ChatMessage, ExecutionState, ToolCall, ToolResult
 from agent_app.ui.chat_history import group_turns, visible_slice
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration, format_size
 from agent_app.ui.live_status import status_label
@@ -70,17 +70,10 @@ def test_live_status_completes_and_drops_the_progress_bar() -> None:
     assert not status.get("progress")
 
 
-@pytest.mark.parametrize(
-    ("status", "tool", "label"),
-    [
-        ("sending", None, "Asking the assistant…"),
-        ("processing", "transcribe_video", "Running transcribe_video…"),
-        ("processing", None, "Running tools…"),
-        ("error", None, "The assistant could not answer"),
-    ],
-)
-def test_status_label(status: str, tool: str | None, label: str) -> None:
-    assert status_label(status, tool) == label  # type: ignore[arg-type]
+def test_status_label_names_the_running_tool_and_covers_every_state() -> None:
+    assert status_label("processing", "transcribe_video") == "Running transcribe_video…"
+    labels = [status_label(state, None) for state in get_args(ExecutionState)]
+    assert all(labels) and len(set(labels)) == len(labels)  # every state says something of its own
 
 
 def _turn_messages() -> list[ChatMessage]:

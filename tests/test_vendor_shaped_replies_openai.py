@@ -21,7 +21,7 @@ from agent_app.routes.chat import handle_chat_body
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, json_reply, raw_reply
 
-WEATHER = '{"assetId": "asset-a1", "language": "en"}'
+TRANSCRIBE_ARGS = '{"assetId": "asset-a1", "language": "en"}'
 
 
 def _completion(message: dict[str, Any], finish_reason: str | None, **extra: Any) -> dict[str, Any]:
@@ -65,7 +65,11 @@ def test_openai_parallel_tool_calls_with_null_content(openai_llm: FakeLLMServer)
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "call_12345xyz", "type": "function", "function": {"name": "transcribe_video", "arguments": WEATHER}},
+            {
+                "id": "call_12345xyz",
+                "type": "function",
+                "function": {"name": "transcribe_video", "arguments": TRANSCRIBE_ARGS},
+            },
             {
                 "id": "call_67890abc",
                 "type": "function",
@@ -104,7 +108,7 @@ def test_legacy_function_call_becomes_a_tool_call(openai_llm: FakeLLMServer) -> 
     message = {
         "role": "assistant",
         "content": None,
-        "function_call": {"name": "transcribe_video", "arguments": WEATHER},
+        "function_call": {"name": "transcribe_video", "arguments": TRANSCRIBE_ARGS},
     }
     response = _chat(openai_llm, _completion(message, "function_call"))
     [(call_id, name, args)] = _calls(response)
@@ -148,7 +152,7 @@ def test_ollama_tool_calls_with_index_and_stop_finish_reason(openai_llm: FakeLLM
                                 "id": "call_hk81qg8b",
                                 "index": 0,
                                 "type": "function",
-                                "function": {"name": "transcribe_video", "arguments": WEATHER},
+                                "function": {"name": "transcribe_video", "arguments": TRANSCRIBE_ARGS},
                             }
                         ],
                     },
@@ -181,7 +185,7 @@ def test_vllm_tool_call_ids_and_reasoning_content(openai_llm: FakeLLMServer) -> 
                         {
                             "id": "chatcmpl-tool-e8cdb13de9204716960f82368dbc191d",
                             "type": "function",
-                            "function": {"name": "transcribe_video", "arguments": WEATHER},
+                            "function": {"name": "transcribe_video", "arguments": TRANSCRIBE_ARGS},
                         }
                     ],
                     "reasoning_content": "The user asks what is said; I should transcribe the active asset.",
@@ -216,7 +220,10 @@ def test_llama_cpp_calls_with_missing_ids_and_object_arguments(openai_llm: FakeL
                     "role": "assistant",
                     "content": None,
                     "tool_calls": [
-                        {"type": "function", "function": {"name": "transcribe_video", "arguments": WEATHER}},
+                        {
+                            "type": "function",
+                            "function": {"name": "transcribe_video", "arguments": TRANSCRIBE_ARGS},
+                        },
                         {
                             "type": "function",
                             "id": "",
@@ -256,7 +263,7 @@ def test_lm_studio_numeric_ids_and_stats(openai_llm: FakeLLMServer) -> None:
                         {
                             "id": "365174485",
                             "type": "function",
-                            "function": {"name": "transcribe_video", "arguments": WEATHER},
+                            "function": {"name": "transcribe_video", "arguments": TRANSCRIBE_ARGS},
                         }
                     ],
                 },
@@ -270,7 +277,11 @@ def test_lm_studio_numeric_ids_and_stats(openai_llm: FakeLLMServer) -> None:
 
 
 def test_groq_x_groq_and_openrouter_provider_fields(openai_llm: FakeLLMServer) -> None:
-    call = {"id": "call_d5wg", "type": "function", "function": {"name": "transcribe_video", "arguments": WEATHER}}
+    call = {
+        "id": "call_d5wg",
+        "type": "function",
+        "function": {"name": "transcribe_video", "arguments": TRANSCRIBE_ARGS},
+    }
     groq = _completion(
         {"role": "assistant", "tool_calls": [call]},
         "tool_calls",
