@@ -107,10 +107,11 @@ def test_history_maps_to_chat_messages_with_system_prompt_first(openai_llm: Fake
     assert wire[0] == {"role": "system", "content": "You are a video editor"}
     assert wire[1] == {"role": "user", "content": "What is said?"}
     assert wire[2]["role"] == "assistant" and "content" not in wire[2]
-    assert wire[2]["tool_calls"] == [
-        {"id": "call_1", "type": "function", "function": {"name": "transcribe_video", "arguments": '{"assetId": "a1"}'}}
-    ]
-    assert wire[3] == {"role": "tool", "tool_call_id": "call_1", "content": '{"result": {"text": "hi"}}'}
+    [call] = wire[2]["tool_calls"]
+    assert call["id"] == "call_1" and call["type"] == "function" and call["function"]["name"] == "transcribe_video"
+    assert json.loads(call["function"]["arguments"]) == {"assetId": "a1"}
+    assert (wire[3]["role"], wire[3]["tool_call_id"]) == ("tool", "call_1")
+    assert json.loads(wire[3]["content"]) == {"result": {"text": "hi"}}
     assert json.loads(wire[4]["content"]) == {"error": "no such asset"}
     assert wire[5] == {"role": "assistant", "content": "It says hi."}
 

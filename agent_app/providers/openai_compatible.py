@@ -40,6 +40,7 @@ from openai.types.chat import (
     ChatCompletionMessageFunctionToolCallParam,
     ChatCompletionMessageParam,
 )
+from pydantic_core import to_json
 
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
@@ -57,8 +58,10 @@ from agent_app.types import (
 )
 from agent_app.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
-_to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
-"""One encoder for every message (``json.dumps`` with options builds a new encoder per call)."""
+
+def _to_json(value: object) -> str:
+    """Compact JSON text (pydantic-core's encoder: ~10x the stdlib's on the small objects a history holds)."""
+    return to_json(value, fallback=str).decode()
 
 
 def tool_schema_to_openai(schema: ToolSchema) -> ChatCompletionFunctionToolParam:
