@@ -237,7 +237,8 @@ def _too_large(plan: _Plan, fixed: float, scale: float, budget: ContextBudget, l
 
 def _stubbed(message: ChatMessage, call: ToolCall | None, context: AgentContext | None, prefix: str) -> ChatMessage:
     result = message.tool_result
-    assert result is not None
+    if result is None:  # nothing to shorten
+        return message
     text = f"{prefix} {describe_result(result, call, context)}]"
     return message.model_copy(update={"tool_result": result.model_copy(update={"result": text, "error": None})})
 

@@ -28,7 +28,8 @@ def encode_ogg_opus(samples: FloatArray, sample_rate: int) -> bytes:
     buffer = io.BytesIO()
     with av.open(buffer, mode="w", format="ogg") as container:
         stream = container.add_stream("libopus", rate=sample_rate)
-        assert isinstance(stream, av.AudioStream)
+        if not isinstance(stream, av.AudioStream):
+            raise TypeError("PyAV made a libopus stream that is not audio")
         stream.layout = "mono"
         stream.bit_rate = OPUS_BITRATE
         stream.codec_context.options = {"application": "voip"}

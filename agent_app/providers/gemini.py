@@ -269,7 +269,8 @@ def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | Non
         calls.append(ToolCall(id=call_id, name=function_call.name, args=args))
     if not calls and not texts:
         raise ProviderError(f"Gemini returned an empty answer (finish_reason={candidate.finish_reason})")
-    assert candidate.content is not None  # parts were found above
+    if candidate.content is None:  # parts were found above, so this cannot happen; said rather than assumed
+        raise ProviderError("Gemini's answer has no content")
     # Replayed as the model's turn: a response without a role (proxies drop it) would be sent back role-less,
     # and Gemini refuses a multi-turn request with a content that has no valid role.
     candidate.content.role = "model"

@@ -46,7 +46,7 @@ class ConversationRows:
     def get_conversation(self, conversation_id: str) -> Conversation | None:
         row = (
             self._db.connection()
-            .execute(f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation_id,))
+            .execute(f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation_id,))  # noqa: S608 - a constant column list
             .fetchone()
         )
         return row_as(Conversation, row) if row else None
@@ -56,7 +56,7 @@ class ConversationRows:
         rows = (
             self._db.connection()
             .execute(
-                f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.project_id = ?"
+                f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.project_id = ?"  # noqa: S608 - constant
                 " ORDER BY c.updated_at DESC, c.created_at DESC, c.id LIMIT ?",
                 (project_id, -1 if limit is None else max(limit, 0)),
             )
@@ -76,7 +76,7 @@ class ConversationRows:
         where = " AND ".join(f"({said})" for _ in words) or "1"
         patterns = [f"%{like_escape(word)}%" for word in words for _ in range(2)]
         rows = db.execute(
-            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.project_id = ? AND {where}"
+            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.project_id = ? AND {where}"  # noqa: S608 - constants and ? only
             " ORDER BY c.updated_at DESC, c.created_at DESC, c.id LIMIT ?",
             (project_id, *patterns, max(limit, 0)),
         ).fetchall()
@@ -91,7 +91,8 @@ class ConversationRows:
             if cursor.rowcount == 0:
                 raise NotFoundError(f"No conversation {conversation_id}")
         renamed = self.get_conversation(conversation_id)
-        assert renamed is not None
+        if renamed is None:  # removed between the update and this read
+            raise NotFoundError(f"No conversation {conversation_id}")
         return renamed
 
     def delete_conversation(self, conversation_id: str) -> None:

@@ -47,7 +47,8 @@ class ProjectRows:
             if cursor.rowcount == 0:
                 raise NotFoundError(f"No project {project_id}")
         project = self.get_project(project_id)
-        assert project is not None
+        if project is None:  # removed between the update and this read
+            raise NotFoundError(f"No project {project_id}")
         return project
 
     def create_scene(self, project_id: str, name: str) -> Scene:

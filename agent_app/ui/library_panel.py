@@ -45,7 +45,8 @@ def _on_upload(workspace: Workspace, key: str) -> None:
     """
     files = st.session_state.get(key) or []
     seen = workspace.state.setdefault(_IMPORTED, {})
-    assert isinstance(seen, dict)
+    if not isinstance(seen, dict):
+        raise TypeError(f"session state {_IMPORTED} is not a dict")
     project_id = workspace.project().id
     imported: list[MediaAsset] = []
     for uploaded in files:

@@ -13,7 +13,8 @@ _NOTICES = "sidebar.notices"
 def _pending(state: SessionState) -> list[tuple[str, str, str]]:
     """``(section, kind, text)`` messages from the last callback, shown once on the next draw."""
     value = state.setdefault(_NOTICES, [])
-    assert isinstance(value, list)
+    if not isinstance(value, list):
+        raise TypeError(f"session state {_NOTICES} is not a list")
     return value
 
 
