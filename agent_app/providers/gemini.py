@@ -269,12 +269,11 @@ def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | Non
         calls.append(ToolCall(id=call_id, name=function_call.name, args=args))
     if not calls and not texts:
         raise ProviderError(f"Gemini returned an empty answer (finish_reason={candidate.finish_reason})")
-    if candidate.content is None:  # parts were found above, so this cannot happen; said rather than assumed
-        raise ProviderError("Gemini's answer has no content")
+    content = candidate.content or gt.Content(parts=parts)  # parts were found above, so it is there
     # Replayed as the model's turn: a response without a role (proxies drop it) would be sent back role-less,
     # and Gemini refuses a multi-turn request with a content that has no valid role.
-    candidate.content.role = "model"
-    stored = {"content": candidate.content.model_dump(mode="json", exclude_none=True), "callIds": call_ids}
+    content.role = "model"
+    stored = {"content": content.model_dump(mode="json", exclude_none=True), "callIds": call_ids}
     text = "".join(texts)
     if candidate.finish_reason == gt.FinishReason.MAX_TOKENS and text.strip():
         text += CUT_OFF_NOTE
