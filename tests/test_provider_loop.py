@@ -1,5 +1,5 @@
-"""The provider loop: deltas reach the caller in order and in its own thread, before the answer; a cancel
-signal or a failing reader ends the request at once."""
+"""The provider loop (threads' way to the async SDKs): deltas reach the caller in order and in its own thread,
+before the answer; a cancel signal or a failing reader ends the request at once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from agent_app.providers.provider_loop import (
     RequestCancelledError,
     TextSink,
-    await_streaming,
     provider_loop,
     run_streaming,
 )
@@ -87,34 +86,3 @@ def test_a_reader_that_raises_cancels_the_request() -> None:
     with pytest.raises(RuntimeError, match="reader failed"):
         run_streaming(endless, on_text=reader)
     assert closed.is_set()
-
-
-def test_from_another_loop_deltas_arrive_on_that_loop_and_cancelling_cancels_the_request() -> None:
-    closed = threading.Event()
-
-    async def slow(sink: TextSink) -> str:
-        sink("first")
-        try:
-            await asyncio.sleep(30)
-        finally:
-            closed.set()
-        return "never"
-
-    async def main() -> list[str]:
-        seen: list[str] = []
-        caller = asyncio.get_running_loop()
-
-        def on_text(delta: str) -> None:
-            assert asyncio.get_running_loop() is caller
-            seen.append(delta)
-
-        assert await await_streaming(_three_pieces, on_text=on_text) == "abc!"
-        task = asyncio.ensure_future(await_streaming(slow, on_text=on_text))
-        await asyncio.sleep(0.1)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        return seen
-
-    assert asyncio.run(main()) == ["a", "b", "c", "first"]
-    assert closed.wait(1)

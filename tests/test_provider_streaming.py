@@ -4,6 +4,7 @@ a broken stream is a provider error with the text so far, and a cancel closes th
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from agent_app.chat_handler import handle_chat
 from agent_app.errors import PROVIDER_ERROR, ChatError, ErrorKind
+from agent_app.providers import get_adapter
 from agent_app.providers.openai_stream import CompletionAssembler
 from agent_app.types import ChatMessage, ChatRequest, ChatResponse, TokenUsage
 from tests.fake_llm import (
@@ -194,3 +196,32 @@ def test_tool_call_deltas_of_lax_servers_assemble_into_whole_calls() -> None:
         ("call_2", "echo_context", "{}"),
         ("call_3", "third", "{}"),
     ]
+
+
+def test_awaiting_callers_get_answers_on_their_own_loops_and_cancelling_closes_the_response(
+    provider: tuple[str, FakeLLMServer],
+) -> None:
+    """The HTTP route awaits the adapter on the server's loop: each loop gets a client of its own (an async
+    client's connections belong to one loop), and cancelling the task closes the provider's response."""
+    name, server = provider
+    adapter = get_adapter()
+    for text in ("first loop", "second loop"):
+        _script(server, name)(_text_reply(name, text))
+        pieces: list[str] = []
+        answer = asyncio.run(adapter.achat(HELLO.messages, on_text=pieces.append))
+        assert answer.content == "".join(pieces) == text
+
+    async def cancelled() -> list[str]:
+        _script(server, name)(streamed(_text_reply(name, "x" * 40), pieces=40, delay_seconds=0.2))
+        seen: list[str] = []
+        task = asyncio.ensure_future(adapter.achat(HELLO.messages, on_text=seen.append))
+        while len(seen) < 2:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return seen
+
+    assert asyncio.run(cancelled()) == ["x", "x"]
+    request = server.chat.last if name == "openai" else server.gemini.last
+    assert request.answered.wait(2) and request.closed_by_client and request.events_sent < 10

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -227,11 +228,17 @@ def test_adapter_and_client_are_reused_per_configuration(
     first = get_adapter()
     assert get_adapter() is first
     assert isinstance(first, OpenAICompatibleAdapter)
-    client = first.client
     _chat()
     _chat()
     again = get_adapter()
-    assert isinstance(again, OpenAICompatibleAdapter) and again.client is client
+    assert isinstance(again, OpenAICompatibleAdapter) and again is first
+
+    async def clients() -> tuple[object, object]:
+        return first.client, first.client
+
+    one, same = asyncio.run(clients())
+    other, _ = asyncio.run(clients())
+    assert one is same and other is not one  # one client per event loop: its connections belong to that loop
     llm_env.setenv("LLM_MODEL", "other-model")
     assert get_adapter() is not first
     assert create_adapter(load_llm_config()) is not get_adapter()

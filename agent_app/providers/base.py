@@ -16,7 +16,7 @@ from typing import Any
 
 from agent_app import log_redaction
 from agent_app.errors import ErrorKind
-from agent_app.providers.provider_loop import StreamStart, TextSink, await_streaming, run_streaming
+from agent_app.providers.provider_loop import StreamStart, TextSink, run_streaming
 from agent_app.types import CancelSignal, ChatMessage, ChatResponse, ToolSchema
 
 
@@ -32,13 +32,19 @@ class ProviderError(Exception):
         """The answer's text that had streamed in before the failure (never an answer by itself)."""
 
 
+def _discard(delta: str) -> None:
+    """The text sink of a caller that does not show text as it arrives."""
+
+
 class ProviderAdapter(ABC):
     """A provider behind our types. Instances are cached per configuration and shared between threads,
     so a request keeps no per-call state on ``self``.
 
-    An adapter implements one coroutine, :meth:`stream`, which always streams; it runs on the provider
-    loop (:mod:`agent_app.providers.provider_loop`), where its SDK's async client lives. :meth:`chat` is the
-    blocking entry (threads), :meth:`achat` the awaitable one (another event loop, e.g. the HTTP route's).
+    An adapter implements one coroutine, :meth:`stream`, which always streams, on its SDK's async client
+    (one per event loop: an async client's connections belong to the loop that opened them). :meth:`chat` is
+    the blocking entry for threads, which runs it on the provider loop
+    (:mod:`agent_app.providers.provider_loop`); :meth:`achat` awaits it on the caller's own loop (the HTTP
+    route's), with no thread hop.
     """
 
     name: str
@@ -79,9 +85,10 @@ class ProviderAdapter(ABC):
         tool_schemas: Sequence[ToolSchema] = (),
         on_text: TextSink | None = None,
     ) -> ChatResponse:
-        """:meth:`stream` from another event loop: ``on_text`` is called on that loop; cancelling the
-        awaiting task closes the provider's response."""
-        return await await_streaming(self._start(messages, system_prompt, tool_schemas), on_text=on_text)
+        """:meth:`stream` on the caller's event loop: cancelling the awaiting task closes the provider's
+        response."""
+        sink = on_text if on_text is not None else _discard
+        return await self.stream(messages, system_prompt=system_prompt, tool_schemas=tool_schemas, on_text=sink)
 
     def _start(
         self, messages: Sequence[ChatMessage], system_prompt: str, tool_schemas: Sequence[ToolSchema]

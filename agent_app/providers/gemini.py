@@ -283,7 +283,8 @@ def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | Non
 
 
 class GeminiAdapter(ProviderAdapter):
-    """One ``genai.Client`` per configuration (kept referenced: a collected client closes its transport)."""
+    """One ``genai.Client`` per configuration (kept referenced: a collected client closes its transport);
+    its async side keeps one connection pool per event loop by itself."""
 
     name = "gemini"
 

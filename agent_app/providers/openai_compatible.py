@@ -24,9 +24,12 @@ Local servers differ from OpenAI in small ways this adapter absorbs rather than 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
+import threading
+import weakref
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any, assert_never
@@ -238,20 +241,36 @@ def message_to_response(
 
 
 class OpenAICompatibleAdapter(ProviderAdapter):
-    """One ``openai.AsyncOpenAI`` client per configuration (its connection pool is reused across requests,
-    on the provider loop); the SDK does the retries (429, 5xx, timeouts, before the stream starts) with
+    """One ``openai.AsyncOpenAI`` client per configuration and event loop (its connection pool is reused
+    across requests); the SDK does the retries (429, 5xx, timeouts, before the stream starts) with
     ``LLM_MAX_RETRIES`` and honours ``Retry-After``."""
 
     name = "openai-compatible"
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self.client = openai.AsyncOpenAI(
-            api_key=config.api_key,
-            base_url=config.base_url,
-            timeout=config.timeout_seconds,
-            max_retries=config.max_retries,
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
         )
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The client of the running event loop (its connections cannot serve another loop)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            with self._lock:
+                client = self._clients.get(loop)
+                if client is None:
+                    client = openai.AsyncOpenAI(
+                        api_key=self.config.api_key,
+                        base_url=self.config.base_url,
+                        timeout=self.config.timeout_seconds,
+                        max_retries=self.config.max_retries,
+                    )
+                    self._clients[loop] = client
+        return client
 
     async def stream(
         self,

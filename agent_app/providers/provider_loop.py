@@ -3,11 +3,11 @@
 Why: a streamed model answer is mostly waiting. On the SDKs' async clients hundreds of them cost one
 thread, where blocking calls would each hold one (and the HTTP route, in the server's shared worker pool,
 made the page and the media wait). The adapters' streaming code therefore exists once, as a coroutine, and
-runs here; its SDK clients live on this loop only. Callers in threads (the page, a run's executor) block
-in :func:`run_streaming`; the HTTP route awaits :func:`await_streaming` from the server's loop.
+runs here for callers in threads (the page, a run's executor), which block in :func:`run_streaming`; a caller
+that has a loop of its own (the HTTP route) awaits the coroutine there instead.
 
-The coroutine reports each text delta to a sink as it arrives; both entries hand the deltas on in the
-caller's own thread or loop, in order and before the answer, so a slow ``on_text`` (a database write) never
+The coroutine reports each text delta to a sink as it arrives; :func:`run_streaming` hands the deltas on in
+the caller's own thread, in order and before the answer, so a slow ``on_text`` (a database write) never
 holds up the other streams. Stopping cancels the coroutine, which closes the provider's HTTP response
 (not read to the end).
 """
@@ -118,16 +118,3 @@ def _wait_for_end(deltas: queue.SimpleQueue[object]) -> None:
             pass
     except queue.Empty:
         pass
-
-
-async def await_streaming(start: StreamStart[T], *, on_text: TextSink | None = None) -> T:
-    """Run ``start`` on the provider loop from another event loop; ``on_text`` is called on the caller's
-    loop. Cancelling the awaiting task cancels the request."""
-    sink: TextSink = _discard
-    if on_text is not None:
-        caller = asyncio.get_running_loop()
-
-        def sink(delta: str) -> None:
-            caller.call_soon_threadsafe(on_text, delta)
-
-    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(start(sink), provider_loop()))
