@@ -29,7 +29,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -49,6 +49,7 @@ from agent_app.types import (
     ChatResponse,
     ExecutionState,
     MediaLibrary,
+    StopRequested,
     ToolCall,
     ToolEnvironment,
     ToolResult,
@@ -85,6 +86,9 @@ model can ask again for what it still needs."""
 SUMMARY_CHARS = 200
 """Longest error text quoted in a tool message's human-readable ``content``."""
 
+STOPPED_TOOL_ERROR = "Stopped by the user while it ran"
+NOT_RUN_STOPPED = "Not run: the user pressed Stop before this call ran"
+
 
 class UnsendableResultError(ValueError):
     """A tool's result cannot be sent to the model (not JSON, or too large); the text says why."""
@@ -110,6 +114,10 @@ class OrchestratorListener(Protocol):
         """The running tool reported progress (``fraction`` clamped to 0..1)."""
         ...
 
+    def on_text(self, delta: str) -> None:
+        """A piece of the answer arrived (a streaming client); the finished message follows with ``on_message``."""
+        ...
+
 
 class Orchestrator:
     """Runs the spec's tool-call loop over the given client, registry and stores."""
@@ -124,6 +132,7 @@ class Orchestrator:
         media: MediaLibrary | None = None,
         data_dir: Path | None = None,
         listener: OrchestratorListener | None = None,
+        should_stop: Callable[[], bool] | None = None,
         max_iterations: int = MAX_ITERATIONS,
         max_result_chars: int = MAX_RESULT_CHARS,
         max_calls_per_round: int = MAX_CALLS_PER_ROUND,
@@ -139,6 +148,10 @@ class Orchestrator:
         self.media = media
         self.data_dir = data_dir
         self.listener = listener
+        self.should_stop = should_stop
+        self.stopped = False
+        """Whether the last run ended because the user pressed Stop."""
+        self._partial = ""
         self.max_iterations = max_iterations
         self.max_result_chars = max_result_chars
         self.max_calls_per_round = max_calls_per_round
@@ -157,6 +170,7 @@ class Orchestrator:
         if not self._lock.acquire(blocking=False):
             raise OrchestratorBusyError("The assistant is still working on the previous message")
         finished = False
+        self.stopped = False
         try:
             history = list(messages) if messages is not None else self.chat.messages
             if context is None:
@@ -178,8 +192,13 @@ class Orchestrator:
 
     def _loop(self, history: list[ChatMessage], context: AgentContext | None) -> None:
         for _ in range(self.max_iterations):
+            if self._stop_asked():
+                return self._end_stopped(history)
             self._set_status("sending")
+            self._partial = ""
             response = self._send(ChatRequest(messages=history, context=context))
+            if self._stop_asked():  # an answer that arrives after Stop is not used
+                return self._end_stopped(history)
             if not response.tool_calls:
                 self._set_status("responding")
                 self._append(
@@ -197,6 +216,22 @@ class Orchestrator:
             self._tool_round(history, response, context)
         self._append(history, ChatMessage(role="assistant", content=ITERATION_LIMIT_MESSAGE))
         self._set_status("idle")
+
+    def _stop_asked(self) -> bool:
+        return self.should_stop is not None and self.should_stop()
+
+    def _end_stopped(self, history: list[ChatMessage]) -> None:
+        """End the run as the user asked: the text streamed so far is kept, marked as stopped."""
+        if self._partial:
+            self._append(history, ChatMessage(role="assistant", content=self._partial, stopped=True))
+            self._partial = ""
+        self.stopped = True
+        self._set_status("idle")
+
+    def text_arrived(self, delta: str) -> None:
+        """A streaming client's ``on_text``: the answer so far, for the page and for Stop to keep."""
+        self._partial += delta
+        self._notify("on_text", delta)
 
     def _tool_round(self, history: list[ChatMessage], response: ChatResponse, context: AgentContext | None) -> None:
         """Append the assistant's tool-call message, then answer every call, in order, with one tool message.
@@ -220,7 +255,9 @@ class Orchestrator:
             self._append(history, message)
             self._set_status("processing")
             while pending:
-                if len(calls) - len(pending) < self.max_calls_per_round:
+                if self._stop_asked():
+                    result = ToolResult(tool_call_id=pending[0].id, name=pending[0].name, error=NOT_RUN_STOPPED)
+                elif len(calls) - len(pending) < self.max_calls_per_round:
                     result = self._resolve(pending[0], context)
                 else:
                     result = self._over_cap(pending[0], len(calls))
@@ -298,6 +335,7 @@ class Orchestrator:
             media=self.media,
             data_dir=self.data_dir,
             report_progress=lambda fraction, message: self._progress(call, fraction, message),
+            should_stop=self._stop_asked,
         )
         self._set_status("processing", call.name)
         started = time.perf_counter()
@@ -307,9 +345,11 @@ class Orchestrator:
             error = None
         except UnsendableResultError as exc:
             result, error = None, str(exc)
+        except StopRequested:
+            result, error = None, STOPPED_TOOL_ERROR
         except Exception as exc:
             logger.info("Tool %s failed", call.name, exc_info=True)
-            result, error = None, describe_exception(exc)
+            result, error = None, STOPPED_TOOL_ERROR if self._stop_asked() else describe_exception(exc)
         finally:
             duration_ms = round((time.perf_counter() - started) * 1000)
             self._set_status("processing", None)
@@ -350,6 +390,8 @@ class Orchestrator:
         self._notify("on_status", status, active_tool)
 
     def _progress(self, call: ToolCall, fraction: float, message: str) -> None:
+        if self._stop_asked():
+            raise StopRequested
         try:
             clamped = min(1.0, max(0.0, float(fraction)))
         except (TypeError, ValueError):

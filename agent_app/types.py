@@ -137,6 +137,8 @@ class ChatMessage(WireModel):
     """On an assistant message: the provider's token count of the request that produced it."""
     context: ContextReport | None = None
     """On an assistant message: how the request that produced it was fitted into the context window."""
+    stopped: bool | None = None
+    """``True`` on an answer the user stopped part-way (its ``content`` is what had arrived)."""
 
 
 class MediaAsset(WireModel):
@@ -241,6 +243,16 @@ def _ignore_progress(fraction: float, message: str) -> None:
     """Default progress sink for callers that do not display progress."""
 
 
+def _never_stop() -> bool:
+    return False
+
+
+class StopRequested(BaseException):
+    """The user pressed Stop: raised inside a running tool by its ``report_progress`` (so a tool that
+    reports progress stops at its next report without doing anything else). A ``BaseException``, like
+    ``asyncio.CancelledError``, so a tool's ``except Exception`` cannot turn it into an ordinary failure."""
+
+
 @dataclass(frozen=True)
 class ToolEnvironment:
     """Everything a tool may use besides its arguments, handed to ``execute`` by the orchestrator.
@@ -253,6 +265,8 @@ class ToolEnvironment:
     media: MediaLibrary | None = None
     data_dir: Path | None = None
     report_progress: ProgressCallback = field(default=_ignore_progress)
+    should_stop: Callable[[], bool] = field(default=_never_stop)
+    """``True`` once the user pressed Stop: a tool that waits or loops without reporting progress checks it."""
 
 
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)

@@ -4,6 +4,7 @@ and readers that turn the element tree into plain strings to assert on."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page_script.py"
 LLM_SETTINGS = ("LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL")
 RUN_TIMEOUT = 60.0
+SETTLE_TIMEOUT = 60.0
+STOP_KEY = "chat_stop"
 
 _MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -48,11 +51,34 @@ def new_page(query_params: dict[str, str] | None = None) -> AppTest:
     return at
 
 
+def run_going(at: AppTest) -> bool:
+    """Whether the page shows a run in progress (its Stop button)."""
+    return any(button.key == STOP_KEY for button in at.main.button)
+
+
+def settle(at: AppTest) -> AppTest:
+    """Rerun the page until the run it shows is over, as the chat's refreshing fragment does in a browser."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    while run_going(at):
+        assert time.monotonic() < deadline, "the run did not end"
+        time.sleep(0.05)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def send(at: AppTest, text: str) -> AppTest:
-    """Type ``text`` into the chat input and submit it."""
+    """Type ``text`` into the chat input, submit it, and wait for the run it starts to end."""
     at.chat_input(key="chat_prompt").set_value(text).run()
     assert not at.exception, [e.value for e in at.exception]
-    return at
+    return settle(at)
+
+
+def click(at: AppTest, key: str) -> AppTest:
+    """Click the button ``key`` and wait for a run it starts (Retry) to end."""
+    at.button(key=key).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return settle(at)
 
 
 def bubbles(at: AppTest) -> list[tuple[str, str]]:

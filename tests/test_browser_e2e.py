@@ -24,10 +24,10 @@ TRACKER = "http://198.51.100.7/wave.png?c=welcome"
 
 def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     clip = make_video(tmp_path / "harbour.mp4", seconds=3.0)
-    # The transcription answers after 2 s, so the live status of the running tool can be seen.
+    # The transcription answers after 4 s, so the live status of the running tool can be seen.
     fake_llm.transcription.push(
         delayed(
-            transcription_reply("welcome to the old harbour", segments=[(0.0, 2.5, "welcome to the old harbour")]), 2.0
+            transcription_reply("welcome to the old harbour", segments=[(0.0, 2.5, "welcome to the old harbour")]), 4.0
         )
     )
     fake_llm.chat.push(
@@ -46,7 +46,7 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
 
         ask(page, "What is said in the harbour clip?")
         expect(page.get_by_text("Running transcribe_video…")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        expect(page.get_by_test_id("stProgress")).to_be_visible()  # the tool's progress, live
+        expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=UI_TIMEOUT_MS)  # the tool's progress, live
         expect(page.get_by_placeholder("The assistant is working…")).to_be_disabled()
         expect(page.get_by_text(ANSWER)).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(page.get_by_placeholder("Ask about your media…")).to_be_focused()  # type the next one at once
@@ -74,17 +74,18 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
     assert fake_llm.chat.last.json["messages"][-1]["role"] == "tool"
 
 
-def test_click_during_a_run_keeps_the_answer_and_applies_the_click(
+def test_click_during_a_run_applies_at_once_and_the_answer_still_comes(
     browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    fake_llm.chat.push(delayed(openai_text("A slow but complete answer."), 3.0))
+    fake_llm.chat.push(delayed(openai_text("A slow but complete answer."), 12.0))
     with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
         page = open_page(browser, server.base_url)
-        page.get_by_text("Add or rename a scene").click()
         ask(page, "Take your time")
         expect(page.get_by_text("Asking the assistant…")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        page.get_by_role("button", name="Add scene").click()  # reruns the page while the model answers
+        page.get_by_text("Add or rename a scene").click()
+        page.get_by_role("button", name="Add scene").click()  # the run is on the server: the page answers now
+        expect(page.get_by_test_id("stSidebar").get_by_text("Scene 1", exact=True)).to_be_visible(timeout=6_000)
+        expect(page.get_by_text("A slow but complete answer.")).to_have_count(0)  # still running
         expect(page.get_by_text("A slow but complete answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        expect(page.get_by_test_id("stSidebar").get_by_text("Scene 1", exact=True)).to_be_visible()
         expect(page.get_by_text("did not finish")).to_have_count(0)
     assert len(fake_llm.chat.requests) == 1

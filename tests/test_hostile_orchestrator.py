@@ -21,6 +21,7 @@ from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
 from agent_app.routes.chat import handle_chat_body
+from agent_app.runs.recovery import close_unfinished_calls
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import (
     ChatMessage,
@@ -31,7 +32,6 @@ from agent_app.types import (
     ToolParameter,
     ToolResult,
 )
-from agent_app.ui.recovery import close_unfinished_calls
 from tests.fake_llm import (
     FakeLLMServer,
     gemini_call,

@@ -4,7 +4,6 @@ and the fake LLM server (nothing of ours is mocked)."""
 from __future__ import annotations
 
 import sqlite3
-import threading
 from pathlib import Path
 
 import pytest
@@ -13,11 +12,11 @@ from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
 from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT
-from agent_app.ui.conversation_locks import conversation_lock
 from agent_app.ui.formatting import escape_markdown
 from tests.fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
+    delayed,
     error_reply,
     hang,
     openai_text,
@@ -26,7 +25,18 @@ from tests.fake_llm import (
     transcription_reply,
 )
 from tests.media_samples import make_video
-from tests.page_support import bubbles, card_labels, configure_env, new_page, send, shown, texts
+from tests.page_support import (
+    bubbles,
+    card_labels,
+    click,
+    configure_env,
+    new_page,
+    run_going,
+    send,
+    settle,
+    shown,
+    texts,
+)
 
 
 @pytest.fixture
@@ -120,8 +130,7 @@ def test_provider_failure_shows_the_error_then_retry_succeeds_keeping_the_messag
     assert stored_messages(data_dir, chat_id) == [("user", "Summarise my clip")]
 
     fake_llm.chat.push(openai_text("Here is the summary."))
-    at.button(key="chat_retry").click().run()
-    assert not at.exception
+    click(at, "chat_retry")
     assert bubbles(at) == [("user", "Summarise my clip"), ("assistant", "Here is the summary.")]
     assert not at.main.error
     user_turns = [m for m in fake_llm.chat.last.json["messages"] if m["role"] == "user"]
@@ -224,8 +233,7 @@ def test_interrupted_run_is_closed_and_retried(data_dir: Path, fake_llm: FakeLLM
     assert "no result" in card_labels(at)[0]
 
     fake_llm.chat.push(openai_text("Sorry, that was cut off. Shall I try again?"))
-    at.button(key="chat_retry").click().run()
-    assert not at.exception
+    click(at, "chat_retry")
     sent = fake_llm.chat.last.json["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
     assert sent[-1]["tool_call_id"] == "call_cut" and "Interrupted" in sent[-1]["content"]
@@ -252,7 +260,7 @@ def test_message_is_kept_when_the_database_is_busy_and_saved_on_retry(
     assert fake_llm.chat.requests == []
 
     fake_llm.chat.push(openai_text("Saved and answered."))
-    at.button(key="chat_retry").click().run()
+    click(at, "chat_retry")
     assert bubbles(at) == [("user", "Do not lose me"), ("assistant", "Saved and answered.")]
     assert stored_messages(data_dir, at.query_params["chat"]) == [
         ("user", "Do not lose me"),
@@ -306,36 +314,25 @@ def test_two_tabs_in_one_conversation_each_see_and_send_the_whole_history(
     assert len(stored_messages(data_dir, tab_a.query_params["chat"])) == 6
 
 
-def test_runs_of_two_tabs_in_one_conversation_take_turns(data_dir: Path, fake_llm: FakeLLMServer) -> None:
-    """B sends while another tab's run holds the conversation: B waits for it, then goes on from what that
-    run stored, so storage never interleaves the two turns."""
+def test_a_question_sent_while_another_tab_runs_is_refused_and_nothing_is_stored(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    """One run per conversation: tab B, drawn before tab A asked, sends while A's run goes; B is told why
+    its question was not sent, storage holds A's turn only, and B then shows A's answer."""
     fake_llm.chat.push(openai_text("Opening answer."))
-    tab_b = send(new_page(), "Opening")
-    chat_id = tab_b.query_params["chat"]
-    lock = conversation_lock(chat_id)
-    lock.acquire()  # tab A's run is under way
-
-    def tab_a_finishes() -> None:
-        storage = SqliteStorage(data_dir)
-        storage.append_message(chat_id, ChatMessage(role="user", content="A asks"))
-        storage.append_message(chat_id, ChatMessage(role="assistant", content="A's answer."))
-        storage.close()
-        lock.release()
-
-    timer = threading.Timer(1.0, tab_a_finishes)
-    timer.start()
-    fake_llm.chat.push(openai_text("B's answer."))
-    send(tab_b, "B asks")
-    timer.join()
-    assert stored_messages(data_dir, chat_id)[2:] == [
-        ("user", "A asks"),
-        ("assistant", "A's answer."),
-        ("user", "B asks"),
-        ("assistant", "B's answer."),
-    ]
-    sent = [m.get("content") for m in fake_llm.chat.last.json["messages"][-3:]]
-    assert sent == ["A asks", "A's answer.", "B asks"]
-    assert [text for _, text in bubbles(tab_b)][-2:] == ["B asks", "B's answer."]
+    tab_a = send(new_page(), "Opening")
+    tab_b = new_page(dict(tab_a.query_params))
+    fake_llm.chat.push(delayed(openai_text("A's answer."), 1.0))
+    tab_a.chat_input(key="chat_prompt").set_value("A asks").run()
+    assert run_going(tab_a)
+    tab_b.chat_input(key="chat_prompt").set_value("B asks").run()
+    assert any("still answering in this conversation" in text for text in texts(tab_b.main.info))
+    settle(tab_a)
+    settle(tab_b)
+    chat_id = tab_a.query_params["chat"]
+    assert stored_messages(data_dir, chat_id)[2:] == [("user", "A asks"), ("assistant", "A's answer.")]
+    assert [text for _, text in bubbles(tab_b)][-2:] == ["A asks", "A's answer."]
+    assert len(fake_llm.chat.requests) == 2
 
 
 def test_misconfigured_provider_is_explained_without_showing_the_key(
@@ -386,29 +383,33 @@ def test_tool_error_quoting_the_model_is_shown_literally(data_dir: Path, fake_ll
     assert escape_markdown(hostile) in error and hostile not in error
 
 
-def test_a_run_going_on_in_another_tab_is_not_called_interrupted(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+def test_two_tabs_see_the_same_live_run_and_then_its_answer(data_dir: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.chat.push(openai_text("Opening answer."))
-    tab_b = send(new_page(), "Opening")
-    chat_id = tab_b.query_params["chat"]
-    lock = conversation_lock(chat_id)
-    with lock:  # tab A is running: its question is stored, its answer not yet
-        storage = SqliteStorage(data_dir)
-        storage.append_message(chat_id, ChatMessage(role="user", content="A asks"))
-        storage.close()
-        tab_b.run()
-        assert [text for _, text in bubbles(tab_b)][-1] == "A asks"
-        assert any("answering in another tab" in text for text in texts(tab_b.main.info))
-        assert not tab_b.main.warning and "chat_retry" not in [button.key for button in tab_b.main.button]
-    tab_b.run()
-    assert "did not finish" in texts(tab_b.main.warning)[0]  # nobody is running it any more
+    tab_a = send(new_page(), "Opening")
+    fake_llm.chat.push(delayed(openai_text("The slow answer."), 1.0))
+    tab_a.chat_input(key="chat_prompt").set_value("Take your time").run()
+    tab_b = new_page(dict(tab_a.query_params))  # another tab (or a reload) while the run goes
+    for tab in (tab_a, tab_b):
+        assert run_going(tab)
+        assert [text for _, text in bubbles(tab)][-2] == "Take your time"
+        assert "Asking the assistant…" in [status.label for status in tab.main.status]
+        assert tab.chat_input(key="chat_prompt").disabled
+        assert not tab.main.warning and "chat_retry" not in [button.key for button in tab.main.button]
+    settle(tab_b)
+    assert [text for _, text in bubbles(tab_b)][-1] == "The slow answer."
+    settle(tab_a)
+    assert [text for _, text in bubbles(tab_a)][-1] == "The slow answer."
+    assert not tab_a.chat_input(key="chat_prompt").disabled
 
 
 def test_keyboard_focus_returns_to_the_input_after_an_answer(data_dir: Path, fake_llm: FakeLLMServer) -> None:
-    """The input is disabled during a run, which drops the focus; once, after the answer, it is put back."""
+    """The input is disabled during a run, which drops the focus; after the answer it is put back (offered
+    on the redraws of the next few seconds, then no more)."""
     fake_llm.chat.push(openai_text("Answered."))
     at = send(new_page(), "Question")
     scripts = [str(e.proto.body) for e in at.get("html") if "<script>" in str(e.proto.body)]
-    assert scripts == [FOCUS_INPUT_SCRIPT]
+    assert len(scripts) == 1 and scripts[0].startswith(FOCUS_INPUT_SCRIPT)
+    at.session_state["chat.focus_until"] = 0.0  # the few seconds have passed
     at.run()
     assert [e for e in at.get("html") if "<script>" in str(e.proto.body)] == []
 
@@ -436,3 +437,23 @@ def test_page_says_which_provider_failure_it_was_and_what_to_do(
     others = [phrase for name, (_, phrase, _) in PROVIDER_FAILURES.items() if name != failure]
     assert not any(phrase in error for phrase in others)
     assert at.button(key="chat_retry")
+
+
+def test_stop_while_the_model_answers_then_a_normal_next_question(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    fake_llm.chat.push(delayed(openai_text("Too late to be shown."), 2.0), openai_text("Short answer."))
+    at = new_page()
+    at.chat_input(key="chat_prompt").set_value("Ramble on").run()
+    assert run_going(at)
+    click(at, "chat_stop")
+    assert not run_going(at)
+    assert "Stopped before the assistant answered." in texts(at.main.caption)
+    assert bubbles(at) == [("user", "Ramble on")]
+    send(at, "Short answer please")
+    assert bubbles(at)[-1] == ("assistant", "Short answer.")
+    sent = [(m["role"], m["content"]) for m in fake_llm.chat.last.json["messages"][1:]]
+    assert sent == [("user", "Ramble on"), ("user", "Short answer please")]
+    assert stored_messages(data_dir, at.query_params["chat"]) == [
+        ("user", "Ramble on"),
+        ("user", "Short answer please"),
+        ("assistant", "Short answer."),
+    ]

@@ -1,4 +1,4 @@
-"""The page's parts on their own: the live status of a run, the history window, tool-card labels,
+"""The page's parts on their own: the live view of a run, the history window, tool-card labels,
 and the formats of durations and sizes."""
 
 from __future__ import annotations
@@ -11,63 +11,81 @@ from hypothesis.strategies import characters as st_characters
 from hypothesis.strategies import sampled_from as st_sampled_from
 from hypothesis.strategies import text as st_text
 from markdown_it import MarkdownIt
-from streamlit.runtime.scriptrunner import RerunData, RerunException
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Progress
 
 from agent_app.clock import elapsed_text
+from agent_app.runs.models import RunEvent
+from agent_app.runs.recovery import is_unanswered, unfinished_calls
+from agent_app.runs.view import RunView
 from agent_app.types import ChatMessage, ExecutionState, ToolCall, ToolResult
 from agent_app.ui.chat_history import group_turns, visible_slice
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration, format_size
 from agent_app.ui.live_status import status_label
 from agent_app.ui.markdown_text import chat_markdown
-from agent_app.ui.recovery import is_unanswered, unfinished_calls
-from agent_app.ui.rerun_guard import DeferringState, RerunDeferral
 from agent_app.ui.tool_cards import card_label
 
 
-def _live_status_script(stop_after_progress: bool) -> None:
-    import streamlit as st
+def _live_run_script(stop_requested: bool) -> None:
+    from agent_app.runs.models import Run, RunEvent
+    from agent_app.runs.view import RunView
+    from agent_app.ui.live_status import render_live_run
 
-    from agent_app.types import ChatMessage, ToolCall, ToolResult
-    from agent_app.ui.live_status import LiveStatus
+    def event(seq: int, kind: str, **data: object) -> RunEvent:
+        return RunEvent.model_validate({"runId": "r1", "seq": seq, "kind": kind, "data": data, "createdAt": 0})
 
-    box = st.status("Asking the assistant…", expanded=True)
-    live = LiveStatus(box)
-    call = ToolCall(id="c1", name="transcribe_video", args={})
-    live.on_status("sending", None)
-    live.on_message(ChatMessage(role="assistant", tool_calls=[call]))
-    live.on_status("processing", "transcribe_video")
-    live.on_tool_progress(call, 0.25, "Decoding audio")
-    live.on_tool_progress(call, 0.5, "Transcribing 1/2")
-    if stop_after_progress:
-        return
-    result = ToolResult(tool_call_id="c1", name="transcribe_video", result={"text": "hi"}, duration_ms=900)
-    live.on_status("processing", None)
-    live.on_message(ChatMessage(role="tool", content="transcribe_video finished in 0.9 s", tool_result=result))
-    live.on_status("responding", None)
-    live.on_status("idle", None)
+    view = RunView(run_id="r1").apply(
+        [
+            event(1, "status", status="sending", activeTool=None),
+            event(2, "message", id="m1", role="assistant"),
+            event(3, "status", status="processing", activeTool="transcribe_video"),
+            event(4, "tool_progress", toolCallId="c1", name="transcribe_video", fraction=0.25, message="Decoding"),
+            event(5, "tool_progress", toolCallId="c1", name="transcribe_video", fraction=0.5, message="Chunk 1/2"),
+            event(6, "text", delta="So far "),
+            event(7, "text", delta="*this*"),
+        ]
+    )
+    run = Run(id="r1", conversation_id="c", state="running", stop_requested=stop_requested, created_at=0)
+    render_live_run(None, run, view)  # type: ignore[arg-type]  # Stop is not clicked here
 
 
-def test_live_status_names_the_running_tool_and_its_progress() -> None:
-    at = AppTest.from_function(_live_status_script, args=(True,)).run()
+def test_live_run_names_the_running_tool_its_progress_and_the_text_so_far() -> None:
+    at = AppTest.from_function(_live_run_script, args=(False,)).run()
     status = at.status[0]
     assert status.label == "Running transcribe_video…"
-    assert status.state == "running"
-    assert status.proto.expanded  # open while it runs
-    assert "Calling **transcribe\\_video**" in status.markdown[0].value
+    assert status.state == "running" and status.proto.expanded
     bars = [(p.value, p.proto.text) for p in status.get("progress") if isinstance(p, Progress)]
-    assert bars == [(50, "transcribe_video: Transcribing 1/2")]
+    assert bars == [(50, escape_markdown("transcribe_video: Chunk 1/2"))]
+    assert [m.value for m in at.chat_message[0].markdown] == ["So far *this*"]
+    assert at.button(key="chat_stop").disabled is False
 
 
-def test_live_status_completes_and_drops_the_progress_bar() -> None:
-    at = AppTest.from_function(_live_status_script, args=(False,)).run()
-    status = at.status[0]
-    assert status.label == "Done"
-    assert status.state == "complete"
-    assert not status.proto.expanded
-    assert "transcribe\\_video finished in 0\\.9 s" in status.markdown[1].value
-    assert not status.get("progress")
+def test_live_run_says_stopping_once_stop_was_pressed() -> None:
+    at = AppTest.from_function(_live_run_script, args=(True,)).run()
+    assert at.status[0].label == "Stopping…"
+    assert at.button(key="chat_stop").disabled
+
+
+def _event(seq: int, kind: str, **data: object) -> RunEvent:
+    return RunEvent.model_validate({"runId": "r1", "seq": seq, "kind": kind, "data": data, "createdAt": 0})
+
+
+def test_run_view_folds_events_incrementally() -> None:
+    view = RunView(run_id="r1").apply([_event(1, "text", delta="Hel"), _event(2, "text", delta="lo")])
+    assert view.text == "Hello" and view.seq == 2
+    view.apply([_event(2, "text", delta="lo"), _event(3, "message", id="m", role="assistant")])  # 2 seen already
+    assert view.text == "" and view.seq == 3  # the finished message replaces the streamed text
+    view.apply(
+        [
+            _event(4, "tool_progress", toolCallId="c1", name="t", fraction=0.5, message="half"),
+            _event(5, "usage", inputTokens=10, outputTokens=3),
+            _event(6, "usage", inputTokens=12, outputTokens=4),
+        ]
+    )
+    assert view.progress["c1"].fraction == 0.5 and (view.input_tokens, view.output_tokens) == (22, 7)
+    view.apply([_event(7, "message", id="t", role="tool", toolCallId="c1"), _event(8, "end", state="stopped")])
+    assert view.progress == {} and view.ended == "stopped"
+    assert RunView.model_validate_json(view.model_dump_json()) == view  # kept in the session as JSON
 
 
 def test_status_label_names_the_running_tool_and_covers_every_state() -> None:
@@ -158,50 +176,6 @@ def test_escape_markdown_escapes_what_streamlit_adds() -> None:
     """``$…$`` is LaTeX and ``:red[…]`` colour in Streamlit's Markdown (not CommonMark): both are escaped."""
     assert escape_markdown("$x$ :red[y] :smile:") == "\\$x\\$ \\:red\\[y\\] \\:smile\\:"
     assert escape_markdown("# clip_1 (final).mp4") == "\\# clip\\_1 \\(final\\)\\.mp4"
-
-
-class _YieldingState(dict[str, Any]):
-    """A session state that, like Streamlit's, raises a pending rerun request at the next access."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.requests = 0
-
-    def _yield(self) -> None:
-        if self.requests:
-            self.requests -= 1
-            raise RerunException(RerunData())
-
-    def __getitem__(self, key: str) -> Any:
-        self._yield()
-        return super().__getitem__(key)
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._yield()
-        super().__setitem__(key, value)
-
-
-def test_a_rerun_request_during_a_run_is_held_and_raised_after_it() -> None:
-    deferral = RerunDeferral()
-    state = _YieldingState()
-    view = DeferringState(state, deferral)
-    state.requests = 2  # two clicks arrive while the run writes
-    view["answer"] = "stored"
-    assert state["answer"] == "stored"  # the write went through despite them
-    assert view["answer"] == "stored"
-    assert deferral.pending is not None
-    with pytest.raises(RerunException):
-        deferral.release()
-    deferral.release()  # nothing left to raise
-
-
-def test_held_block_is_cut_short_but_the_request_kept() -> None:
-    deferral = RerunDeferral()
-    reached: list[str] = []
-    with deferral.hold():
-        raise RerunException(RerunData())
-    reached.append("after")
-    assert reached == ["after"] and deferral.pending is not None
 
 
 def test_chat_markdown_turns_images_into_links_outside_code() -> None:

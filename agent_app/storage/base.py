@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO, Protocol, runtime_checkable
 
+from agent_app.runs.store import RunStore
 from agent_app.storage.models import Conversation, Project, Scene
 from agent_app.stores import ChatPersistence
 from agent_app.types import ChatMessage, MediaAsset
@@ -99,6 +100,8 @@ class Storage(Protocol):
     def clear_messages(self, conversation_id: str) -> None: ...
 
     def chat_persistence(self, conversation_id: str) -> ChatPersistence: ...
+
+    def run_store(self) -> RunStore: ...
 
     @property
     def data_dir(self) -> Path: ...

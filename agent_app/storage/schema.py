@@ -53,6 +53,35 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX messages_by_conversation ON messages(conversation_id, seq);
     """,
+    # 2: runs (one orchestrator turn each, executed off the page) and the events they record.
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        state TEXT NOT NULL
+            CHECK (state IN ('queued', 'running', 'answered', 'error', 'stopped', 'interrupted')),
+        context TEXT,
+        stop_requested INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        error_kind TEXT,
+        owner TEXT NOT NULL,
+        lease_until INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER
+    );
+    CREATE UNIQUE INDEX one_active_run_per_conversation ON runs(conversation_id)
+        WHERE state IN ('queued', 'running');
+    CREATE INDEX runs_by_conversation ON runs(conversation_id, created_at);
+    CREATE INDEX active_runs_by_owner ON runs(owner) WHERE state IN ('queued', 'running');
+    CREATE TABLE run_events (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -13,6 +13,7 @@ from pathlib import Path
 from agent_app.storage.base import AssetRejectedError, NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
 from agent_app.storage.persistence import ConversationPersistence
+from agent_app.storage.runs import SqliteRunStore
 from agent_app.storage.sqlite_assets import AssetRows
 from agent_app.storage.sqlite_conversations import ConversationRows
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase
@@ -54,6 +55,10 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
 
     def schema_version(self) -> int:
         return self._db.schema_version()
+
+    def run_store(self) -> SqliteRunStore:
+        """Runs and their events, in this database (see :mod:`agent_app.storage.runs`)."""
+        return SqliteRunStore(self._db)
 
     def chat_persistence(self, conversation_id: str) -> ConversationPersistence:
         """The chat store hook that writes this conversation's messages as they are appended."""

@@ -25,6 +25,27 @@ def _activity_time(db: sqlite3.Connection, project_id: str) -> int:
     return max(now_ms(), int(latest) + 1) if latest is not None else now_ms()
 
 
+def insert_message(db: sqlite3.Connection, conversation_id: str, message: ChatMessage) -> None:
+    """:meth:`ConversationRows.append_message` inside a write transaction the caller holds (a run's start
+    writes its question in the transaction that creates the run)."""
+    body = message.model_dump_json(by_alias=True, exclude_none=True)
+    row = db.execute("SELECT project_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"No conversation {conversation_id}")
+    now = _activity_time(db, str(row["project_id"]))
+    db.execute(
+        "INSERT INTO messages (id, conversation_id, role, body, created_at) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (conversation_id, id) DO UPDATE SET body = excluded.body, role = excluded.role",
+        (message.id, conversation_id, message.role, body, now),
+    )
+    title = title_from(message.content) if message.role == "user" else ""
+    db.execute(
+        "UPDATE conversations SET updated_at = ?,"
+        " title = CASE WHEN title = '' AND ? <> '' THEN ? ELSE title END WHERE id = ?",
+        (now, title, title, conversation_id),
+    )
+
+
 class ConversationRows:
     """The conversation part of :class:`~agent_app.storage.sqlite.SqliteStorage`."""
 
@@ -108,23 +129,8 @@ class ConversationRows:
         Appending a message id that is already stored replaces its body in place, so a retried
         write never duplicates a message. The first user message becomes the conversation's title.
         """
-        body = message.model_dump_json(by_alias=True, exclude_none=True)
         with self._db.write() as db:
-            row = db.execute("SELECT project_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-            if row is None:
-                raise NotFoundError(f"No conversation {conversation_id}")
-            now = _activity_time(db, str(row["project_id"]))
-            db.execute(
-                "INSERT INTO messages (id, conversation_id, role, body, created_at) VALUES (?, ?, ?, ?, ?)"
-                " ON CONFLICT (conversation_id, id) DO UPDATE SET body = excluded.body, role = excluded.role",
-                (message.id, conversation_id, message.role, body, now),
-            )
-            title = title_from(message.content) if message.role == "user" else ""
-            db.execute(
-                "UPDATE conversations SET updated_at = ?,"
-                " title = CASE WHEN title = '' AND ? <> '' THEN ? ELSE title END WHERE id = ?",
-                (now, title, title, conversation_id),
-            )
+            insert_message(db, conversation_id, message)
 
     def load_messages(self, conversation_id: str, *, limit: int | None = None) -> list[ChatMessage]:
         """The conversation's messages in order; with ``limit``, only the last ``limit`` of them."""

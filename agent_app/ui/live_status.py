@@ -1,19 +1,20 @@
-"""The live view of a run in progress: an ``st.status`` that follows the agent store.
+"""The live part of the chat while a run goes: status, the running tool's progress, the streamed text, Stop.
 
-The orchestrator calls this listener synchronously from the script thread, so each update is an
-ordinary Streamlit call that reaches the browser immediately, while the run is still going.
-Each drawing call goes through a :class:`~agent_app.ui.rerun_guard.RerunDeferral`, so a click
-during the run is applied after it instead of cutting it short.
+Drawn from a :class:`~agent_app.runs.view.RunView` (the run's events, read from storage), never from
+the orchestrator itself, so every tab and every reload draws the same run the same way.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import streamlit as st
 
-from agent_app.types import ChatMessage, ExecutionState, ToolCall
+from agent_app.runs.manager import RunManager
+from agent_app.runs.models import Run
+from agent_app.runs.view import RunView
+from agent_app.types import ExecutionState
+from agent_app.ui.chat_history import ASSISTANT_AVATAR
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.markdown_text import chat_markdown
-from agent_app.ui.rerun_guard import RerunDeferral
 
 STATUS_LABELS: dict[ExecutionState, str] = {
     "idle": "Done",
@@ -22,6 +23,9 @@ STATUS_LABELS: dict[ExecutionState, str] = {
     "responding": "Writing the answer…",
     "error": "The assistant could not answer",
 }
+QUEUED_LABEL = "Queued: the assistant starts as soon as a run elsewhere finishes…"
+STOPPING_LABEL = "Stopping…"
+STOP_KEY = "chat_stop"
 
 
 def status_label(status: ExecutionState, active_tool: str | None) -> str:
@@ -31,51 +35,34 @@ def status_label(status: ExecutionState, active_tool: str | None) -> str:
     return STATUS_LABELS[status]
 
 
-class LiveStatus:
-    """An :class:`~agent_app.orchestrator.OrchestratorListener` drawing into an ``st.status`` box.
+def run_label(run: Run, view: RunView) -> str:
+    """What the live box says: stopping, queued, or the agent's status."""
+    if run.stop_requested:
+        return STOPPING_LABEL
+    if run.state == "queued":
+        return QUEUED_LABEL
+    return status_label(view.status, view.active_tool)
 
-    ``box`` is the object ``st.status(...)`` returned (typed loosely: Streamlit's status container
-    is a ``DeltaGenerator`` with an ``update`` method). Every drawing call goes through
-    ``deferral`` so a click during the run never cuts it short.
-    """
 
-    def __init__(self, box: Any | None, deferral: RerunDeferral | None = None) -> None:
-        self._box = box
-        self._bars: dict[str, Any] = {}
-        self._deferral = deferral if deferral is not None else RerunDeferral()
+def _stop(runs: RunManager, run_id: str) -> None:
+    runs.stop(run_id)
 
-    def on_status(self, status: ExecutionState, active_tool: str | None) -> None:
-        if self._box is None:  # the box could not be drawn (see RerunDeferral): the run goes on unseen
-            return
-        state = "error" if status == "error" else ("complete" if status == "idle" else "running")
-        with self._deferral.hold():
-            # ``expanded`` every time: an update without it folds the box in the browser.
-            self._box.update(label=status_label(status, active_tool), state=state, expanded=state == "running")
 
-    def on_message(self, message: ChatMessage) -> None:
-        if self._box is None:
-            return
-        with self._deferral.hold():
-            if message.role == "assistant" and message.tool_calls:
-                if message.content:
-                    self._box.markdown(chat_markdown(message.content))
-                for call in message.tool_calls:
-                    self._box.markdown(f":material/build: Calling **{escape_markdown(call.name)}**")
-            elif message.role == "tool" and message.tool_result is not None:
-                result = message.tool_result
-                icon = ":material/error:" if result.error is not None else ":material/check_circle:"
-                self._box.markdown(f"{icon} {escape_markdown(message.content)}")
-                bar = self._bars.pop(result.tool_call_id, None)
-                if bar is not None:
-                    bar.empty()
-
-    def on_tool_progress(self, call: ToolCall, fraction: float, message: str) -> None:
-        if self._box is None:
-            return
-        text = f"{call.name}: {message}" if message else call.name
-        with self._deferral.hold():
-            bar = self._bars.get(call.id)
-            if bar is None:
-                self._bars[call.id] = self._box.progress(fraction, text=text)
-            else:
-                bar.progress(fraction, text=text)
+def render_live_run(runs: RunManager, run: Run, view: RunView) -> None:
+    """One assistant bubble for the run in progress: a status box with progress bars, the text so far, Stop."""
+    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+        box = st.status(run_label(run, view), state="running", expanded=True)  # not ``with``: that completes it
+        for progress in view.progress.values():
+            text = f"{progress.name}: {progress.message}" if progress.message else progress.name
+            box.progress(min(1.0, max(0.0, progress.fraction)), text=escape_markdown(text))
+        if view.text:
+            st.markdown(chat_markdown(view.text))
+        st.button(
+            "Stop",
+            key=STOP_KEY,
+            icon=":material/stop_circle:",
+            on_click=_stop,
+            args=(runs, run.id),
+            disabled=run.stop_requested,
+            help="Stop the assistant: the answer so far is kept, a running tool is told to stop.",
+        )

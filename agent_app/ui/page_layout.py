@@ -20,12 +20,12 @@ from agent_app.storage import ProjectMediaLibrary, StorageError
 from agent_app.stores import SessionState
 from agent_app.types import AgentContext, ToolEnvironment
 from agent_app.ui import player, sidebar
-from agent_app.ui.chat_panel import Assistant, render_chat
+from agent_app.ui.chat_panel import render_chat
 from agent_app.ui.conversation_list import render_conversations
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_COLUMN_KEY, apply_layout
 from agent_app.ui.library_panel import render_media_library
-from agent_app.ui.resources import get_chat_client, get_registry, get_storage
+from agent_app.ui.resources import get_registry, get_run_manager, get_storage
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.transcript_panel import render_transcript_panel
 from agent_app.usage_cost import model_prices
@@ -148,11 +148,8 @@ def render_page() -> None:
             seek = functools.partial(player.seek, workspace)
             render_transcript_panel(active, environment, seek, transcript if active is shown else None)
     with right, st.container(key=CHAT_COLUMN_KEY):
-        assistant = (
-            Assistant(get_chat_client(registry, settings), registry, model_prices(settings))
-            if status.configured
-            else None
-        )
-        render_chat(workspace, assistant)
+        # Without a model nothing could answer: no run is started (the input says so).
+        runs = get_run_manager(settings) if status.configured else None
+        render_chat(workspace, runs, model_prices(settings))
     apply_layout()
     write_url(workspace, state)

@@ -2,17 +2,22 @@
 
 Storage (:func:`agent_app.storage.open_storage`, one instance per ``AGENT_DATA_DIR``) and the tool
 registry (:func:`agent_app.plugins.enabled_tool_registry`, built once per setting) are the ones the
-routes use, so a changed setting takes effect without a restart.
+routes use, so a changed setting takes effect without a restart. The run manager of a storage owns the
+executor every session's runs go to; a run reads the settings (model, tools) when it starts.
 """
 
 from __future__ import annotations
 
+import functools
+import threading
+
 from agent_app.chat_clients import InProcessChatClient
-from agent_app.plugins import enabled_tool_registry
+from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
 from agent_app.registry import ToolRegistry
-from agent_app.settings import Settings
+from agent_app.runs.manager import RunManager, ThreadRunManager
+from agent_app.runs.turn import Assistant, run_turn
+from agent_app.settings import Settings, load_settings
 from agent_app.storage import Storage, open_storage
-from agent_app.types import ChatClient
 
 
 def get_storage(settings: Settings) -> Storage:
@@ -25,6 +30,28 @@ def get_registry(settings: Settings) -> ToolRegistry:
     return enabled_tool_registry(settings.enabled_tools)
 
 
-def get_chat_client(registry: ToolRegistry, settings: Settings) -> ChatClient:
-    """The route handler called in-process (the page never makes an HTTP request to itself)."""
-    return InProcessChatClient(registry, settings)
+def current_assistant() -> Assistant:
+    """What a starting run works with: the settings now, the route handler called in-process, offering the
+    enabled tools (none when they are misconfigured: the sidebar says why, and the model can still answer)."""
+    settings = load_settings()
+    try:
+        registry = get_registry(settings)
+    except ToolConfigurationError:
+        registry = ToolRegistry()
+    return Assistant(InProcessChatClient(registry, settings), registry)
+
+
+_managers: dict[Storage, ThreadRunManager] = {}
+_managers_lock = threading.Lock()
+
+
+def get_run_manager(settings: Settings) -> RunManager:
+    """The runs of the storage the settings name (one manager per storage, shared by sessions)."""
+    storage = get_storage(settings)
+    with _managers_lock:
+        manager = _managers.get(storage)
+        if manager is None:
+            manager = _managers[storage] = ThreadRunManager(
+                storage, functools.partial(run_turn, storage, current_assistant)
+            )
+        return manager

@@ -1,0 +1,220 @@
+"""Starting, stopping and reading runs: the page's only way to make the assistant work.
+
+:class:`RunManager` is the interface; :class:`ThreadRunManager` implements it with a bounded executor
+in this process. Nothing that uses the interface assumes the run is in the same process: a run, its
+Stop request and its events are all in the :class:`~agent_app.runs.store.RunStore`, so a job queue
+on a shared database (a PostgreSQL or Redis job library) can take the executor's place without the
+page or the orchestrator changing. In-process extras are only shortcuts: Stop also sets the run's
+event at once (storage is polled by the heartbeat for Stops written by other processes).
+
+Liveness is a lease: while a run is queued or running, its process pushes ``lease_until`` forward
+every :data:`HEARTBEAT_SECONDS`. A process that stops or is killed stops renewing; once the lease
+ends (:data:`LEASE_MS`) every reader treats the run as interrupted, and the page offers Retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent_app.errors import ErrorKind
+from agent_app.runs.executor import BoundedExecutor
+from agent_app.runs.models import EventKind, Run, RunEvent, RunState
+from agent_app.runs.recovery import closing_messages
+from agent_app.storage.base import Storage
+from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
+
+logger = logging.getLogger(__name__)
+
+LEASE_MS = 10_000
+"""How long a run counts as alive without its process renewing it."""
+HEARTBEAT_SECONDS = 2.0
+"""How often a process renews its runs' leases and looks for Stops written by other processes."""
+DEFAULT_MAX_RUNS = 4
+"""Runs executing at once in one process; more wait ``queued`` (each is mostly waiting on a model or a
+transcription, and a transcription uses a core)."""
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How a job ended: ``answered``, ``error`` (with a message safe to show, and its kind) or ``stopped``."""
+
+    state: RunState
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+
+
+class RunControl:
+    """What a running job may do with its run: record events and ask whether Stop was pressed."""
+
+    def __init__(self, run: Run, manager: ThreadRunManager, stop: threading.Event) -> None:
+        self.run = run
+        self._manager = manager
+        self._stop = stop
+
+    def should_stop(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def stop_event(self) -> threading.Event:
+        """Set when Stop is pressed: a blocking wait can ``wait()`` on it instead of polling."""
+        return self._stop
+
+    def emit(self, kind: EventKind, data: dict[str, Any]) -> None:
+        """Record an event; a failed write (a busy database) is logged and the run goes on."""
+        try:
+            self._manager.store.append_event(self.run.id, kind, data)
+        except Exception:
+            logger.warning("Run %s: could not record a %s event", self.run.id, kind, exc_info=True)
+
+
+RunJob = Callable[[Run, RunControl], RunEnd]
+"""The work of one run (see :func:`agent_app.runs.turn.run_turn`)."""
+
+
+class RunManager(Protocol):
+    def start(self, conversation_id: str, context: AgentContext | None, message: ChatMessage | None = None) -> Run:
+        """Queue a run of ``conversation_id`` (after appending ``message``, if any) and return at once.
+
+        Raises :class:`~agent_app.runs.models.RunBusyError` while the conversation has a live run,
+        and :class:`~agent_app.storage.StorageError` when storage cannot take it; nothing is written then.
+        """
+        ...
+
+    def stop(self, run_id: str) -> bool:
+        """Ask the run to stop; ``False`` when it was already over."""
+        ...
+
+    def get(self, run_id: str) -> Run | None: ...
+
+    def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]: ...
+
+    def active_run(self, conversation_id: str) -> Run | None: ...
+
+    def latest_run(self, conversation_id: str) -> Run | None: ...
+
+
+class ThreadRunManager:
+    """Runs jobs on a :class:`BoundedExecutor` of this process, with leases renewed by a heartbeat."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        job: RunJob,
+        *,
+        max_workers: int = DEFAULT_MAX_RUNS,
+        lease_ms: int = LEASE_MS,
+        heartbeat_seconds: float = HEARTBEAT_SECONDS,
+    ) -> None:
+        self.storage = storage
+        self.store = storage.run_store()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{new_id()[:8]}"
+        self._job = job
+        self._executor = BoundedExecutor(max_workers)
+        self._lease_ms = lease_ms
+        self._heartbeat_seconds = heartbeat_seconds
+        self._stops: dict[str, threading.Event] = {}
+        self._guard = threading.Lock()
+        self._heartbeat: threading.Thread | None = None
+
+    # --- the interface ------------------------------------------------------------------------
+    def start(self, conversation_id: str, context: AgentContext | None, message: ChatMessage | None = None) -> Run:
+        # Calls an interrupted run left unanswered get their answers before the new question: results
+        # must follow their calls. Read outside the transaction: a concurrent start loses on the index.
+        messages = closing_messages(self.storage.load_messages(conversation_id))
+        if message is not None:
+            messages.append(message)
+        run = self.store.create_run(
+            conversation_id, context, messages, owner=self.owner, lease_until=now_ms() + self._lease_ms
+        )
+        stop = threading.Event()
+        with self._guard:
+            self._stops[run.id] = stop
+            self._ensure_heartbeat()
+        self._executor.submit(lambda: self._execute(run, stop))
+        return run
+
+    def stop(self, run_id: str) -> bool:
+        asked = self.store.request_stop(run_id)
+        with self._guard:
+            event = self._stops.get(run_id)
+        if event is not None:
+            event.set()
+        return asked
+
+    def get(self, run_id: str) -> Run | None:
+        return self.store.get_run(run_id)
+
+    def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
+        return self.store.events(run_id, after_seq)
+
+    def active_run(self, conversation_id: str) -> Run | None:
+        return self.store.active_run(conversation_id)
+
+    def latest_run(self, conversation_id: str) -> Run | None:
+        return self.store.latest_run(conversation_id)
+
+    # --- executing ----------------------------------------------------------------------------
+    def _execute(self, run: Run, stop: threading.Event) -> None:
+        try:
+            if stop.is_set() or not self.store.mark_running(run.id):
+                self._finish(run, RunEnd("stopped"))
+                return
+            control = RunControl(run.model_copy(update={"state": "running"}), self, stop)
+            try:
+                end = self._job(control.run, control)
+            except Exception as exc:  # the run must end in a state, whatever the job did
+                logger.exception("Run %s failed", run.id)
+                end = RunEnd("error", f"Internal error: {type(exc).__name__}")
+            self._finish(run, end)
+        finally:
+            with self._guard:
+                self._stops.pop(run.id, None)
+            # A pooled thread holds no database file open between runs (a data folder can then be
+            # remounted or removed); the next run on this thread opens its own connection again.
+            self.storage.close()
+
+    def _finish(self, run: Run, end: RunEnd) -> None:
+        try:
+            if self.store.finish_run(run.id, end.state, end.error, end.error_kind):
+                data: dict[str, Any] = {"state": end.state}
+                if end.error is not None:
+                    data["error"] = end.error
+                if end.error_kind is not None:
+                    data["errorKind"] = str(end.error_kind)
+                self.store.append_event(run.id, "end", data)
+        except Exception:
+            # The lease runs out and readers see the run as interrupted: nothing waits forever.
+            logger.exception("Run %s: could not record how it ended (%s)", run.id, end.state)
+
+    # --- heartbeat ----------------------------------------------------------------------------
+    def _ensure_heartbeat(self) -> None:
+        """Called with the guard held."""
+        if self._heartbeat is None or not self._heartbeat.is_alive():
+            self._heartbeat = threading.Thread(target=self._beat, name="agent-run-heartbeat", daemon=True)
+            self._heartbeat.start()
+
+    def _beat(self) -> None:
+        while True:
+            with self._guard:
+                if not self._stops:
+                    self._heartbeat = None
+                    return
+            try:
+                self.store.renew_leases(self.owner, now_ms() + self._lease_ms)
+                for run_id in self.store.stop_requested(self.owner):
+                    with self._guard:
+                        event = self._stops.get(run_id)
+                    if event is not None:
+                        event.set()
+            except Exception:
+                logger.warning("Could not renew the runs' leases", exc_info=True)
+            finally:
+                self.storage.close()  # one short write per beat: no file held open in between
+            time.sleep(self._heartbeat_seconds)

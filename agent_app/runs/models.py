@@ -1,0 +1,75 @@
+"""The records of a run: one orchestrator turn of a conversation, executed off the page.
+
+A run is a row in storage, not an object in a thread, so any session (another tab, another server
+process later) reads it the same way: its state, whether Stop was asked, its lease (a live owner
+keeps pushing ``lease_until`` forward; a run whose lease ran out has no owner any more and is
+interrupted), and the numbered events its orchestrator wrote as it went.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias, get_args
+
+from pydantic import Field
+
+from agent_app.errors import ErrorKind
+from agent_app.types import AgentContext, WireModel
+
+RunState: TypeAlias = Literal["queued", "running", "answered", "error", "stopped", "interrupted"]
+"""``queued`` until a worker takes it, ``running`` while the orchestrator works, then how it ended."""
+
+ACTIVE_STATES: tuple[RunState, ...] = ("queued", "running")
+"""States of a run that is not over; storage allows one such run per conversation."""
+
+RUN_STATES: tuple[RunState, ...] = get_args(RunState)
+
+EventKind: TypeAlias = Literal["status", "message", "tool_progress", "text", "usage", "end"]
+"""What a run event says:
+
+* ``status`` — ``{status, activeTool}``: the agent store's status changed.
+* ``message`` — ``{id, role}``: a message was appended (its body is in the conversation).
+* ``tool_progress`` — ``{toolCallId, name, fraction, message}``: the running tool reported progress.
+* ``text`` — ``{delta}``: streamed answer text (what is shown until the finished message replaces it).
+* ``usage`` — ``{inputTokens, outputTokens}``: tokens of one model request.
+* ``end`` — ``{state, error?, errorKind?}``: how the run ended.
+"""
+
+
+class Run(WireModel):
+    """One run as storage keeps it."""
+
+    id: str
+    conversation_id: str
+    state: RunState
+    context: AgentContext | None = None
+    stop_requested: bool = False
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    owner: str = ""
+    lease_until: int = 0
+    created_at: int
+    finished_at: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE_STATES
+
+
+class RunEvent(WireModel):
+    """One thing that happened in a run, numbered from 1 in the order it happened."""
+
+    run_id: str
+    seq: int
+    kind: EventKind
+    data: dict[str, Any] = Field(default_factory=dict)
+    created_at: int
+
+
+class RunBusyError(RuntimeError):
+    """A run is already going in the conversation; the message says so in the user's terms."""
+
+
+BUSY_MESSAGE = (
+    "The assistant is still answering in this conversation (perhaps in another tab). "
+    "Wait for the answer or press Stop, then send your question again."
+)

@@ -1,0 +1,83 @@
+"""The job of a run: the orchestrator answering the conversation, recording what happens as it happens.
+
+It reads everything it needs from storage (the history, the conversation's project) and from the run
+(the workspace context of the submission), so the same job runs wherever a worker picks the run up.
+The orchestrator's stores are its own (a plain ``dict``, written through to storage as today); the
+page's stores in ``st.session_state`` are the page's view, refreshed from storage and the run's events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agent_app.orchestrator import Orchestrator
+from agent_app.registry import ToolRegistry
+from agent_app.runs.manager import RunControl, RunEnd
+from agent_app.runs.models import Run
+from agent_app.storage import ProjectMediaLibrary, Storage
+from agent_app.stores import AgentStore, ChatStore
+from agent_app.types import ChatClient, ChatMessage, ExecutionState, ToolCall
+
+
+@dataclass(frozen=True)
+class Assistant:
+    """What a run needs besides storage: the chat client and the enabled tools."""
+
+    client: ChatClient
+    registry: ToolRegistry
+
+
+class RunRecorder:
+    """An :class:`~agent_app.orchestrator.OrchestratorListener` writing each change as a run event."""
+
+    def __init__(self, control: RunControl) -> None:
+        self._control = control
+
+    def on_status(self, status: ExecutionState, active_tool: str | None) -> None:
+        self._control.emit("status", {"status": status, "activeTool": active_tool})
+
+    def on_message(self, message: ChatMessage) -> None:
+        data = {"id": message.id, "role": message.role}
+        if message.tool_result is not None:
+            data["toolCallId"] = message.tool_result.tool_call_id
+        self._control.emit("message", data)
+        if message.usage is not None:  # the tokens of the request that produced this answer
+            usage = {"inputTokens": message.usage.input_tokens, "outputTokens": message.usage.output_tokens}
+            self._control.emit("usage", usage)
+
+    def on_tool_progress(self, call: ToolCall, fraction: float, message: str) -> None:
+        data = {"toolCallId": call.id, "name": call.name, "fraction": fraction, "message": message}
+        self._control.emit("tool_progress", data)
+
+    def on_text(self, delta: str) -> None:
+        self._control.emit("text", {"delta": delta})
+
+
+def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, control: RunControl) -> RunEnd:
+    """Answer the conversation of ``run`` with its stored history; how the run ended."""
+    conversation = storage.get_conversation(run.conversation_id)
+    if conversation is None:
+        return RunEnd("error", "The conversation no longer exists")
+    tools = assistant()
+    state: dict[str, object] = {}
+    chat = ChatStore(state, persistence=storage.chat_persistence(conversation.id))
+    chat.load_messages(storage.load_messages(conversation.id))
+    agent = AgentStore(state)
+    agent.set_context(run.context)
+    orchestrator = Orchestrator(
+        tools.client,
+        tools.registry,
+        chat,
+        agent,
+        media=ProjectMediaLibrary(storage, conversation.project_id),
+        data_dir=storage.data_dir,
+        listener=RunRecorder(control),
+        should_stop=control.should_stop,
+    )
+    orchestrator.run()
+    if orchestrator.stopped:
+        return RunEnd("stopped")
+    if chat.error is not None:
+        return RunEnd("error", chat.error, chat.error_kind)
+    return RunEnd("answered")

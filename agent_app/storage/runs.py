@@ -1,0 +1,176 @@
+"""Runs and run events in the SQLite database of :class:`~agent_app.storage.sqlite.SqliteStorage`.
+
+Implements :class:`agent_app.runs.store.RunStore` on the storage's :class:`SqliteDatabase` (its
+per-thread connections and write transactions), so a run, the messages it starts with and its events
+commit with the same guarantees as the conversation. The unique partial index
+``one_active_run_per_conversation`` (schema 2) is what refuses a second active run; PostgreSQL has the
+same construct for the scale-out step.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from agent_app.errors import ErrorKind
+from agent_app.runs.models import ACTIVE_STATES, BUSY_MESSAGE, EventKind, Run, RunBusyError, RunEvent, RunState
+from agent_app.storage.sqlite_conversations import insert_message
+from agent_app.storage.sqlite_database import SqliteDatabase
+from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
+
+_ACTIVE = "state IN ('queued', 'running')"
+INTERRUPTED_ERROR = "The server stopped while the assistant was working"
+
+
+def _run_of(row: sqlite3.Row) -> Run:
+    data = dict(row)
+    data["stop_requested"] = bool(data["stop_requested"])
+    context = data.pop("context")
+    return Run.model_validate({**data, "context": AgentContext.model_validate_json(context) if context else None})
+
+
+class SqliteRunStore:
+    """The run store of one SQLite database (see :class:`agent_app.runs.store.RunStore`)."""
+
+    def __init__(self, db: SqliteDatabase) -> None:
+        self._db = db
+
+    def _read(self) -> sqlite3.Connection:
+        return self._db.connection()
+
+    def create_run(
+        self,
+        conversation_id: str,
+        context: AgentContext | None,
+        messages: Sequence[ChatMessage],
+        *,
+        owner: str,
+        lease_until: int,
+    ) -> Run:
+        now = now_ms()
+        run = Run(
+            id=new_id(),
+            conversation_id=conversation_id,
+            state="queued",
+            context=context,
+            owner=owner,
+            lease_until=lease_until,
+            created_at=now,
+        )
+        with self._db.write() as db:
+            self._interrupt_expired(db, conversation_id, now)
+            try:
+                db.execute(
+                    "INSERT INTO runs (id, conversation_id, state, context, owner, lease_until, created_at)"
+                    " VALUES (?, ?, 'queued', ?, ?, ?, ?)",
+                    (
+                        run.id,
+                        conversation_id,
+                        context.model_dump_json(by_alias=True, exclude_none=True) if context else None,
+                        owner,
+                        lease_until,
+                        now,
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                if "runs.conversation_id" in str(exc):
+                    raise RunBusyError(BUSY_MESSAGE) from None
+                raise  # no such conversation (foreign key)
+            for message in messages:
+                insert_message(db, conversation_id, message)
+        return run
+
+    @staticmethod
+    def _interrupt_expired(db: sqlite3.Connection, conversation_id: str, now: int) -> None:
+        """An active run nobody renewed (its server was stopped or killed) is over: interrupted."""
+        db.execute(
+            f"UPDATE runs SET state = 'interrupted', error = ?, finished_at = ?"
+            f" WHERE conversation_id = ? AND {_ACTIVE} AND lease_until < ?",
+            (INTERRUPTED_ERROR, now, conversation_id, now),
+        )
+
+    def get_run(self, run_id: str) -> Run | None:
+        row = self._read().execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return _run_of(row) if row else None
+
+    def active_run(self, conversation_id: str) -> Run | None:
+        row = (
+            self._read().execute(f"SELECT * FROM runs WHERE conversation_id = ? AND {_ACTIVE}", (conversation_id,))
+        ).fetchone()
+        if row is None:
+            return None
+        run = _run_of(row)
+        now = now_ms()
+        if run.lease_until >= now:
+            return run
+        with self._db.write() as db:
+            self._interrupt_expired(db, conversation_id, now)
+        return None
+
+    def latest_run(self, conversation_id: str) -> Run | None:
+        row = (
+            self._read()
+            .execute(
+                "SELECT * FROM runs WHERE conversation_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                (conversation_id,),
+            )
+            .fetchone()
+        )
+        return _run_of(row) if row else None
+
+    def mark_running(self, run_id: str) -> bool:
+        with self._db.write() as db:
+            cursor = db.execute("UPDATE runs SET state = 'running' WHERE id = ? AND state = 'queued'", (run_id,))
+        return cursor.rowcount == 1
+
+    def append_event(self, run_id: str, kind: EventKind, data: dict[str, Any]) -> int:
+        body = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        with self._db.write() as db:
+            seq = int(
+                db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?", (run_id,)).fetchone()[0]
+            )
+            db.execute(
+                "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
+                (run_id, seq, kind, body, now_ms()),
+            )
+        return seq
+
+    def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
+        rows = (
+            self._read()
+            .execute("SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq", (run_id, after_seq))
+            .fetchall()
+        )
+        return [RunEvent.model_validate({**dict(row), "data": json.loads(row["data"])}) for row in rows]
+
+    def request_stop(self, run_id: str) -> bool:
+        with self._db.write() as db:
+            cursor = db.execute(f"UPDATE runs SET stop_requested = 1 WHERE id = ? AND {_ACTIVE}", (run_id,))
+        return cursor.rowcount == 1
+
+    def stop_requested(self, owner: str) -> list[str]:
+        rows = (
+            self._read()
+            .execute(f"SELECT id FROM runs WHERE owner = ? AND {_ACTIVE} AND stop_requested = 1", (owner,))
+            .fetchall()
+        )
+        return [str(row["id"]) for row in rows]
+
+    def finish_run(
+        self, run_id: str, state: RunState, error: str | None = None, error_kind: ErrorKind | None = None
+    ) -> bool:
+        if state in ACTIVE_STATES:
+            raise ValueError(f"{state!r} does not end a run")
+        with self._db.write() as db:
+            cursor = db.execute(
+                f"UPDATE runs SET state = ?, error = ?, error_kind = ?, finished_at = ? WHERE id = ? AND {_ACTIVE}",
+                (state, error, None if error_kind is None else str(error_kind), now_ms(), run_id),
+            )
+        return cursor.rowcount == 1
+
+    def renew_leases(self, owner: str, lease_until: int) -> int:
+        with self._db.write() as db:
+            cursor = db.execute(f"UPDATE runs SET lease_until = ? WHERE owner = ? AND {_ACTIVE}", (lease_until, owner))
+        return cursor.rowcount

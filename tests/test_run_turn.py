@@ -1,0 +1,210 @@
+"""A run on the server end to end: the run manager's executor, the orchestrator, the in-process route
+client, the real SDKs against the fake LLM server, storage. Stop during a model call and during a tool,
+on both providers, then a next question with the history the model receives checked."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_app.chat_clients import InProcessChatClient
+from agent_app.orchestrator import NOT_RUN_STOPPED, STOPPED_TOOL_ERROR
+from agent_app.registry import ToolRegistry
+from agent_app.runs.manager import ThreadRunManager
+from agent_app.runs.models import Run
+from agent_app.runs.turn import Assistant, run_turn
+from agent_app.storage import SqliteStorage
+from agent_app.tool_args import ToolArgs
+from agent_app.types import AgentContext, ChatMessage, ToolDefinition, ToolEnvironment
+from tests.fake_llm import (
+    FakeLLMServer,
+    delayed,
+    error_reply,
+    gemini_call,
+    gemini_function_calls,
+    gemini_text,
+    openai_text,
+    openai_tool_calls,
+    tool_call,
+)
+
+WAIT = 20.0
+
+
+class NoArgs(ToolArgs):
+    """``count_slowly`` takes no arguments."""
+
+
+def counting_tool(started: threading.Event) -> ToolDefinition[NoArgs]:
+    """A long tool that reports progress every 10 ms for up to 20 s (as the transcription does per chunk)."""
+
+    def execute(args: NoArgs, env: ToolEnvironment) -> dict[str, Any]:
+        started.set()
+        for step in range(2000):
+            env.report_progress(step / 2000, f"step {step}")
+            time.sleep(0.01)
+        return {"counted": 2000}
+
+    return ToolDefinition(name="count_slowly", description="Counts slowly.", arguments=NoArgs, execute=execute)
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
+    store = SqliteStorage(tmp_path / "data")
+    yield store
+    store.close()
+
+
+def manager_for(storage: SqliteStorage, registry: ToolRegistry) -> ThreadRunManager:
+    assistant = Assistant(InProcessChatClient(registry), registry)
+    return ThreadRunManager(storage, functools.partial(run_turn, storage, lambda: assistant), heartbeat_seconds=0.1)
+
+
+def finished(manager: ThreadRunManager, run: Run) -> Run:
+    deadline = time.monotonic() + WAIT
+    while True:
+        current = manager.get(run.id)
+        assert current is not None
+        if not current.active:
+            return current
+        assert time.monotonic() < deadline, f"run still {current.state}"
+        time.sleep(0.02)
+
+
+def ask(manager: ThreadRunManager, chat: str, text: str) -> Run:
+    context = AgentContext(project_id="p")
+    return manager.start(chat, context, ChatMessage(role="user", content=text))
+
+
+def new_chat(storage: SqliteStorage) -> str:
+    return storage.create_conversation(storage.create_project("p").id).id
+
+
+def test_a_run_answers_and_records_what_happened(storage: SqliteStorage, openai_llm: FakeLLMServer) -> None:
+    manager = manager_for(storage, ToolRegistry())
+    openai_llm.chat.push(openai_text("Hello from the server."))
+    chat = new_chat(storage)
+    run = finished(manager, ask(manager, chat, "Hi"))
+    assert run.state == "answered" and run.error is None
+    assert [(m.role, m.content) for m in storage.load_messages(chat)] == [
+        ("user", "Hi"),
+        ("assistant", "Hello from the server."),
+    ]
+    kinds = [
+        (e.kind, e.data.get("status") or e.data.get("role") or e.data.get("state")) for e in manager.events(run.id)
+    ]
+    assert kinds == [
+        ("status", "sending"),
+        ("status", "responding"),
+        ("message", "assistant"),
+        ("status", "idle"),
+        ("end", "answered"),
+    ]
+
+
+def test_a_provider_failure_ends_the_run_in_error_keeping_the_question(
+    storage: SqliteStorage, openai_llm: FakeLLMServer
+) -> None:
+    manager = manager_for(storage, ToolRegistry())
+    openai_llm.chat.push(error_reply(500))
+    chat = new_chat(storage)
+    run = finished(manager, ask(manager, chat, "Hi"))
+    assert run.state == "error" and run.error == "LLM provider error"
+    assert [m.role for m in storage.load_messages(chat)] == ["user"]
+
+
+def _stop_during_tool(storage: SqliteStorage, llm: FakeLLMServer, provider: str) -> list[Any]:
+    """Ask, let the model call the slow tool, press Stop while it runs, ask again; the second request's history."""
+    started = threading.Event()
+    registry = ToolRegistry()
+    registry.register_tool(counting_tool(started))
+    manager = manager_for(storage, registry)
+    if provider == "openai":
+        llm.chat.push(
+            openai_tool_calls(tool_call("count_slowly", {}, id="call_a"), tool_call("count_slowly", {}, id="call_b"))
+        )
+        llm.chat.push(openai_text("Fresh answer."))
+    else:
+        llm.gemini.push(gemini_function_calls(gemini_call("count_slowly", {}), gemini_call("count_slowly", {})))
+        llm.gemini.push(gemini_text("Fresh answer."))
+    chat = new_chat(storage)
+    run = ask(manager, chat, "Count for me")
+    assert started.wait(WAIT)
+    pressed = time.monotonic()
+    assert manager.stop(run.id)
+    ended = finished(manager, run)
+    assert time.monotonic() - pressed < 1.0  # the tool stopped at its next progress report
+    assert ended.state == "stopped"
+    stored = storage.load_messages(chat)
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "tool"]
+    errors = [m.tool_result.error for m in stored if m.tool_result is not None]
+    assert errors == [STOPPED_TOOL_ERROR, NOT_RUN_STOPPED]
+    requests = llm.chat.requests if provider == "openai" else llm.gemini.requests
+    assert len(requests) == 1  # the stopped results were not sent on
+
+    second = finished(manager, ask(manager, chat, "Something else"))
+    assert second.state == "answered"
+    assert [m.content for m in storage.load_messages(chat)][-1] == "Fresh answer."
+    sent = requests[-1].json
+    assert sent is not None
+    return list(sent["messages"] if provider == "openai" else sent["contents"])
+
+
+def test_stop_during_a_tool_then_a_normal_next_question_openai(
+    storage: SqliteStorage, openai_llm: FakeLLMServer
+) -> None:
+    sent = _stop_during_tool(storage, openai_llm, "openai")
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert [m.get("tool_call_id") for m in sent[3:5]] == ["call_a", "call_b"]
+    assert STOPPED_TOOL_ERROR in sent[3]["content"] and NOT_RUN_STOPPED in sent[4]["content"]
+    assert sent[-1]["content"] == "Something else"
+
+
+def test_stop_during_a_tool_then_a_normal_next_question_gemini(
+    storage: SqliteStorage, gemini_llm: FakeLLMServer
+) -> None:
+    sent = _stop_during_tool(storage, gemini_llm, "gemini")
+    roles = [content["role"] for content in sent]
+    assert roles[:2] == ["user", "model"]
+    responses = [part["functionResponse"] for c in sent for part in c["parts"] if "functionResponse" in part]
+    assert [r["name"] for r in responses] == ["count_slowly", "count_slowly"]
+    assert STOPPED_TOOL_ERROR in str(responses[0]) and NOT_RUN_STOPPED in str(responses[1])
+    assert sent[-1]["parts"][-1] == {"text": "Something else"}
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_stop_while_the_model_answers_then_a_normal_next_question(
+    storage: SqliteStorage, request: pytest.FixtureRequest, provider: str
+) -> None:
+    llm: FakeLLMServer = request.getfixturevalue(f"{provider}_llm")
+    manager = manager_for(storage, ToolRegistry())
+    script = llm.chat if provider == "openai" else llm.gemini
+    slow = openai_text("Too late.") if provider == "openai" else gemini_text("Too late.")
+    fresh = openai_text("Fresh answer.") if provider == "openai" else gemini_text("Fresh answer.")
+    script.push(delayed(slow, 0.5), fresh)
+    chat = new_chat(storage)
+    run = ask(manager, chat, "Ramble on")
+    deadline = time.monotonic() + WAIT
+    while not script.requests:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    manager.stop(run.id)
+    assert finished(manager, run).state == "stopped"
+    assert [m.role for m in storage.load_messages(chat)] == ["user"]  # nothing had streamed: nothing kept
+    assert finished(manager, ask(manager, chat, "Short answer please")).state == "answered"
+    sent = script.last.json
+    assert sent is not None
+    if provider == "openai":
+        assert [(m["role"], m["content"]) for m in sent["messages"][1:]] == [
+            ("user", "Ramble on"),
+            ("user", "Short answer please"),
+        ]
+    else:
+        texts = [part.get("text") for content in sent["contents"] for part in content["parts"]]
+        assert texts == ["Ramble on", "Short answer please"]
