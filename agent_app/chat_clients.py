@@ -78,7 +78,18 @@ class HttpChatClient:
         self.url = url
         self._client = httpx.Client(headers=headers, timeout=timeout)
 
-    def send(self, request: ChatRequest) -> ChatResponse:
+    def send(
+        self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None, cancel: CancelSignal | None = None
+    ) -> ChatResponse:
+        """The route's JSON answer, whole: ``on_text`` gets its text once; ``cancel`` is looked at before sending."""
+        if cancel is not None and cancel.is_set():
+            raise ChatError(ErrorKind.STOPPED, "Stopped before the request was sent")
+        answer = self._post(request)
+        if on_text is not None and answer.content:
+            on_text(answer.content)
+        return answer
+
+    def _post(self, request: ChatRequest) -> ChatResponse:
         try:
             response = self._client.post(self.url, content=encode_request(request))
         except httpx.TimeoutException:

@@ -94,6 +94,16 @@ class UnsendableResultError(ValueError):
     """A tool's result cannot be sent to the model (not JSON, or too large); the text says why."""
 
 
+class _StopSignal:
+    """The client's cancel signal: set once the user pressed Stop (the stream is closed at once)."""
+
+    def __init__(self, should_stop: Callable[[], bool]) -> None:
+        self._should_stop = should_stop
+
+    def is_set(self) -> bool:
+        return self._should_stop()
+
+
 class OrchestratorBusyError(RuntimeError):
     """:meth:`Orchestrator.run` was called while a run of the same orchestrator is in progress."""
 
@@ -196,7 +206,13 @@ class Orchestrator:
                 return self._end_stopped(history)
             self._set_status("sending")
             self._partial = ""
-            response = self._send(ChatRequest(messages=history, context=context))
+            try:
+                response = self._send(ChatRequest(messages=history, context=context))
+            except ChatError as exc:
+                if exc.kind is not ErrorKind.STOPPED:
+                    raise
+                self._partial = self._partial or exc.partial_text  # the stream was closed at Stop
+                return self._end_stopped(history)
             if self._stop_asked():  # an answer that arrives after Stop is not used
                 return self._end_stopped(history)
             if not response.tool_calls:
@@ -288,7 +304,7 @@ class Orchestrator:
     def _send(self, request: ChatRequest) -> ChatResponse:
         """One round trip; every failure of the client becomes a :class:`ChatError`."""
         try:
-            response = self.client.send(request)
+            response = self.client.send(request, on_text=self.text_arrived, cancel=_StopSignal(self._stop_asked))
         except ChatError:
             raise
         except Exception as exc:

@@ -4,6 +4,7 @@ and the fake LLM server (nothing of ours is mocked)."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from tests.fake_llm import (
     hang,
     openai_text,
     openai_tool_calls,
+    streamed,
     tool_call,
     transcription_reply,
 )
@@ -440,10 +442,15 @@ def test_page_says_which_provider_failure_it_was_and_what_to_do(
 
 
 def test_stop_while_the_model_answers_then_a_normal_next_question(data_dir: Path, fake_llm: FakeLLMServer) -> None:
-    fake_llm.chat.push(delayed(openai_text("Too late to be shown."), 2.0), openai_text("Short answer."))
+    fake_llm.chat.push(delayed(openai_text("Too late to be shown."), 5.0), openai_text("Short answer."))
     at = new_page()
     at.chat_input(key="chat_prompt").set_value("Ramble on").run()
     assert run_going(at)
+    deadline = time.monotonic() + 30
+    while not fake_llm.chat.requests:  # the model is answering
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    at.run()
     click(at, "chat_stop")
     assert not run_going(at)
     assert "Stopped before the assistant answered." in texts(at.main.caption)
@@ -457,3 +464,23 @@ def test_stop_while_the_model_answers_then_a_normal_next_question(data_dir: Path
         ("user", "Short answer please"),
         ("assistant", "Short answer."),
     ]
+
+
+def test_streamed_text_shows_in_pieces_before_the_answer_is_complete(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    answer = "one two three four five six"
+    fake_llm.chat.push(streamed(openai_text(answer), pieces=6, delay_seconds=0.5))
+    at = new_page()
+    at.chat_input(key="chat_prompt").set_value("Count").run()
+    seen: list[str] = []
+    deadline = time.monotonic() + 30
+    while run_going(at):
+        assert time.monotonic() < deadline
+        live = at.main.chat_message[-1]
+        text = "\n".join(str(markdown.value) for markdown in live.markdown)
+        if text and (not seen or text != seen[-1]):
+            seen.append(text)
+        time.sleep(0.1)
+        at.run()
+    partial = [text for text in seen if text != answer]
+    assert len(partial) >= 3 and all(answer.startswith(text) for text in partial)  # growing prefixes
+    assert bubbles(at)[-1] == ("assistant", answer)

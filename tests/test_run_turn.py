@@ -31,6 +31,7 @@ from tests.fake_llm import (
     gemini_text,
     openai_text,
     openai_tool_calls,
+    streamed,
     tool_call,
 )
 
@@ -96,8 +97,15 @@ def test_a_run_answers_and_records_what_happened(storage: SqliteStorage, openai_
         ("user", "Hi"),
         ("assistant", "Hello from the server."),
     ]
+    events = manager.events(run.id)
+    assert "".join(e.data["delta"] for e in events if e.kind == "text") == "Hello from the server."
+    assert len([e for e in events if e.kind == "text"]) >= 3  # streamed in pieces, before the message
+    [usage] = [e.data for e in events if e.kind == "usage"]
+    assert usage["inputTokens"] > 0 and usage["outputTokens"] > 0
     kinds = [
-        (e.kind, e.data.get("status") or e.data.get("role") or e.data.get("state")) for e in manager.events(run.id)
+        (e.kind, e.data.get("status") or e.data.get("role") or e.data.get("state"))
+        for e in events
+        if e.kind not in ("text", "usage")
     ]
     assert kinds == [
         ("status", "sending"),
@@ -208,3 +216,48 @@ def test_stop_while_the_model_answers_then_a_normal_next_question(
     else:
         texts = [part.get("text") for content in sent["contents"] for part in content["parts"]]
         assert texts == ["Ramble on", "Short answer please"]
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_stop_during_streaming_keeps_the_text_so_far_then_a_normal_next_question(
+    storage: SqliteStorage, request: pytest.FixtureRequest, provider: str
+) -> None:
+    llm: FakeLLMServer = request.getfixturevalue(f"{provider}_llm")
+    manager = manager_for(storage, ToolRegistry())
+    script = llm.chat if provider == "openai" else llm.gemini
+    words = " ".join(f"w{index}" for index in range(40))
+    long = openai_text(words) if provider == "openai" else gemini_text(words)
+    script.push(streamed(long, pieces=40, delay_seconds=0.2))
+    script.push(openai_text("Fresh answer.") if provider == "openai" else gemini_text("Fresh answer."))
+    chat = new_chat(storage)
+    run = ask(manager, chat, "Ramble on")
+    deadline = time.monotonic() + WAIT
+    while len([e for e in manager.events(run.id) if e.kind == "text"]) < 3:  # the text is streaming
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    pressed = time.monotonic()
+    manager.stop(run.id)
+    assert finished(manager, run).state == "stopped"
+    assert time.monotonic() - pressed < 1.5  # 40 pieces would take 8 s: the stream was closed
+    assert script.last.answered.wait(2) and script.last.closed_by_client
+    streamed_text = "".join(e.data["delta"] for e in manager.events(run.id) if e.kind == "text")
+    stored = storage.load_messages(chat)
+    assert [m.role for m in stored] == ["user", "assistant"]
+    assert stored[1].stopped and stored[1].content == streamed_text
+    assert words.startswith(streamed_text) and 0 < len(streamed_text) < len(words)
+
+    assert finished(manager, ask(manager, chat, "Short answer please")).state == "answered"
+    sent = script.last.json
+    assert sent is not None
+    if provider == "openai":
+        assert [(m["role"], m["content"]) for m in sent["messages"][1:]] == [
+            ("user", "Ramble on"),
+            ("assistant", streamed_text),
+            ("user", "Short answer please"),
+        ]
+    else:
+        assert [(c["role"], c["parts"][0]["text"]) for c in sent["contents"]] == [
+            ("user", "Ramble on"),
+            ("model", streamed_text),
+            ("user", "Short answer please"),
+        ]
