@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 from pydantic import ValidationError
 
 from agent_app.chat_handler import handle_chat
@@ -76,6 +75,12 @@ class HttpChatClient:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.url = url
+        # Imported here, not at the top: the page imports this module for InProcessChatClient, and a page
+        # importing httpx while a route request imports the SDK (which imports httpx) can meet it half
+        # initialised ("partially initialized module 'httpx'"), failing that request.
+        import httpx
+
+        self._httpx = httpx
         self._client = httpx.Client(headers=headers, timeout=timeout)
 
     def send(
@@ -92,9 +97,9 @@ class HttpChatClient:
     def _post(self, request: ChatRequest) -> ChatResponse:
         try:
             response = self._client.post(self.url, content=encode_request(request))
-        except httpx.TimeoutException:
+        except self._httpx.TimeoutException:
             raise ChatError(ErrorKind.UNREACHABLE, "The agent API did not answer in time") from None
-        except httpx.HTTPError as exc:
+        except self._httpx.HTTPError as exc:
             raise ChatError(ErrorKind.UNREACHABLE, f"Could not reach the agent API ({type(exc).__name__})") from None
         try:
             body: Any = response.json()

@@ -2,8 +2,9 @@
 
 One :meth:`Orchestrator.run` is one user turn. It talks to the model only through a
 :class:`~agent_app.types.ChatClient` (never an SDK), to tools only through the
-:class:`~agent_app.registry.ToolRegistry`, and to the page only through the stores and an optional
-:class:`OrchestratorListener`, so the same loop runs in the page, behind an HTTP client and in tests.
+:class:`~agent_app.registry.ToolRegistry`, and to its watchers only through the stores and an optional
+:class:`OrchestratorListener`, so the same loop runs as a server run (:mod:`agent_app.runs.turn`, whose
+listener records run events), behind an HTTP client and in tests.
 
 The failure rules, which the spec draws between two kinds of error:
 
@@ -19,8 +20,9 @@ store (what the page shows and storage keeps), in the same order.
 Bounds: :data:`MAX_ITERATIONS` round trips, :data:`MAX_CALLS_PER_ROUND` calls run per model turn,
 :data:`MAX_RESULT_CHARS` of JSON per result. There is deliberately no per-tool timeout: a Python thread
 cannot be stopped, so a "timed out" tool would go on transcribing in the background while the model is
-told it failed, and a long video legitimately takes minutes; a stuck run is ended by the user (a rerun or
-stop interrupts it and every open call is answered, see :meth:`Orchestrator._tool_round`).
+told it failed, and a long video legitimately takes minutes; a stuck run is ended by the user's Stop
+(``should_stop``): the model's stream is closed at once, a tool that reports progress stops at its next
+report, and every open call is answered (see :meth:`Orchestrator._tool_round`).
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ class OrchestratorBusyError(RuntimeError):
 
 
 class OrchestratorListener(Protocol):
-    """What the page watches to show live status. Every method is called synchronously from
+    """What a run records as events (the page draws them live). Every method is called synchronously from
     :meth:`Orchestrator.run`; an exception raised here is logged and otherwise ignored."""
 
     def on_status(self, status: ExecutionState, active_tool: str | None) -> None:
@@ -195,7 +197,7 @@ class Orchestrator:
         finally:
             self.chat.set_loading(False)
             if not finished:
-                # Interrupted from outside (a Streamlit rerun or stop, KeyboardInterrupt): the run
+                # Interrupted from outside (KeyboardInterrupt, a thread ended): the run
                 # is over, so the page must not keep showing it as busy.
                 self.agent.reset()
             self._lock.release()

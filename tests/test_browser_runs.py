@@ -77,7 +77,9 @@ def test_a_click_during_a_run_seeks_at_once(browser: Browser, fake_llm: FakeLLMS
         expect(page.get_by_text("second words")).to_be_visible(timeout=UI_TIMEOUT_MS)
         ask(page, "Take your time")
         expect(page.get_by_text("Asking the assistant…")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        page.get_by_role("button", name="0:02", exact=True).click()  # the second segment, while the model works
+        second_segment = page.get_by_role("button", name="0:02", exact=True)
+        expect(second_segment).to_have_count(1, timeout=UI_TIMEOUT_MS)  # the page has settled
+        second_segment.click()  # while the model works
         expect(page.get_by_label("Playhead (seconds, of 0:04)", exact=True)).to_have_value("2.0", timeout=8_000)
         expect(page.get_by_text("A slow but complete answer.")).to_have_count(0)  # still running
         expect(page.get_by_text("A slow but complete answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
