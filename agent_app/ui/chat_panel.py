@@ -31,8 +31,8 @@ from agent_app.types import ChatMessage
 from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import USER_AVATAR, render_history, reset_window
 from agent_app.ui.formatting import escape_markdown
-from agent_app.ui.live_status import render_live_run
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY
+from agent_app.ui.live_status import render_live_run
 from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
 from agent_app.ui.session_workspace import Workspace
