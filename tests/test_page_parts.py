@@ -3,9 +3,8 @@ and the formats of durations and sizes."""
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import get_args
 
-import pytest
 from hypothesis import assume, given
 from hypothesis.strategies import characters as st_characters
 from hypothesis.strategies import sampled_from as st_sampled_from

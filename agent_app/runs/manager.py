@@ -43,11 +43,13 @@ transcription, and a transcription uses a core)."""
 
 @dataclass(frozen=True)
 class RunEnd:
-    """How a job ended: ``answered``, ``error`` (with a message safe to show, and its kind) or ``stopped``."""
+    """How a job ended: ``answered``, ``error`` (with a message safe to show, and its kind) or ``stopped``.
+    ``unsaved``: messages the job could not store (a busy, full or read-only database), oldest first."""
 
     state: RunState
     error: str | None = None
     error_kind: ErrorKind | None = None
+    unsaved: tuple[ChatMessage, ...] = ()
 
 
 class RunControl:
@@ -120,14 +122,26 @@ class ThreadRunManager:
         self._lease_ms = lease_ms
         self._heartbeat_seconds = heartbeat_seconds
         self._stops: dict[str, threading.Event] = {}
+        self._kept: dict[str, list[ChatMessage]] = {}
+        self._unrecorded: dict[str, tuple[Run, RunEnd]] = {}
+        """Runs of this process that ended while storage could not record it: readers here see them as
+        ended, and the conversation's next start records the end before anything else."""
+        """Per conversation, messages a run could not store: written first by its next run's start (an
+        answer the model gave is never asked for twice). In memory: a restart loses them, as it loses a run."""
         self._guard = threading.Lock()
         self._heartbeat: threading.Thread | None = None
 
     # --- the interface ------------------------------------------------------------------------
     def start(self, conversation_id: str, context: AgentContext | None, message: ChatMessage | None = None) -> Run:
-        # Calls an interrupted run left unanswered get their answers before the new question: results
-        # must follow their calls. Read outside the transaction: a concurrent start loses on the index.
-        messages = closing_messages(self.storage.load_messages(conversation_id))
+        # Messages the last run could not store come first, then answers to calls an interrupted run left
+        # open (results must follow their calls), then the question. Read outside the transaction: a
+        # concurrent start loses on the index, and only the start that wrote the kept messages drops them.
+        self._record_unrecorded_ends(conversation_id)
+        stored = self.storage.load_messages(conversation_id)
+        stored_ids = {m.id for m in stored}
+        with self._guard:
+            kept = [m for m in self._kept.get(conversation_id, []) if m.id not in stored_ids]
+        messages = [*kept, *closing_messages([*stored, *kept])]
         if message is not None:
             messages.append(message)
         run = self.store.create_run(
@@ -135,6 +149,10 @@ class ThreadRunManager:
         )
         stop = threading.Event()
         with self._guard:
+            written = {m.id for m in kept}
+            left = [m for m in self._kept.pop(conversation_id, []) if m.id not in written]
+            if left:
+                self._kept[conversation_id] = left
             self._stops[run.id] = stop
             self._ensure_heartbeat()
         self._executor.submit(lambda: self._execute(run, stop))
@@ -149,16 +167,35 @@ class ThreadRunManager:
         return asked
 
     def get(self, run_id: str) -> Run | None:
-        return self.store.get_run(run_id)
+        return self._as_known(self.store.get_run(run_id))
 
     def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
         return self.store.events(run_id, after_seq)
 
     def active_run(self, conversation_id: str) -> Run | None:
-        return self.store.active_run(conversation_id)
+        run = self.store.active_run(conversation_id)
+        return None if run is not None and run.id in self._unrecorded else run
 
     def latest_run(self, conversation_id: str) -> Run | None:
-        return self.store.latest_run(conversation_id)
+        return self._as_known(self.store.latest_run(conversation_id))
+
+    # --- ends storage could not take ----------------------------------------------------------
+    def _as_known(self, run: Run | None) -> Run | None:
+        """``run`` as this process knows it: ended, when its end could not be recorded."""
+        known = None if run is None else self._unrecorded.get(run.id)
+        if run is None or known is None:
+            return run
+        end = known[1]
+        return run.model_copy(update={"state": end.state, "error": end.error, "error_kind": end.error_kind})
+
+    def _record_unrecorded_ends(self, conversation_id: str) -> None:
+        """Record how this process's runs of the conversation ended; a failure propagates (nothing started)."""
+        with self._guard:
+            pending = [known for known in self._unrecorded.values() if known[0].conversation_id == conversation_id]
+        for run, end in pending:
+            self._record_end(run, end)
+            with self._guard:
+                self._unrecorded.pop(run.id, None)
 
     # --- executing ----------------------------------------------------------------------------
     def _execute(self, run: Run, stop: threading.Event) -> None:
@@ -172,6 +209,9 @@ class ThreadRunManager:
             except Exception as exc:  # the run must end in a state, whatever the job did
                 logger.exception("Run %s failed", run.id)
                 end = RunEnd("error", f"Internal error: {type(exc).__name__}")
+            if end.unsaved:  # kept before the run reads as over, so a Retry right after finds them
+                with self._guard:
+                    self._kept.setdefault(run.conversation_id, []).extend(end.unsaved)
             self._finish(run, end)
         finally:
             with self._guard:
@@ -182,16 +222,22 @@ class ThreadRunManager:
 
     def _finish(self, run: Run, end: RunEnd) -> None:
         try:
-            if self.store.finish_run(run.id, end.state, end.error, end.error_kind):
-                data: dict[str, Any] = {"state": end.state}
-                if end.error is not None:
-                    data["error"] = end.error
-                if end.error_kind is not None:
-                    data["errorKind"] = str(end.error_kind)
-                self.store.append_event(run.id, "end", data)
+            self._record_end(run, end)
         except Exception:
-            # The lease runs out and readers see the run as interrupted: nothing waits forever.
-            logger.exception("Run %s: could not record how it ended (%s)", run.id, end.state)
+            # Readers in this process see the end at once; the next start here records it, and elsewhere
+            # the lease runs out and readers see the run as interrupted: nothing waits forever.
+            logger.warning("Run %s: could not record how it ended (%s)", run.id, end.state, exc_info=True)
+            with self._guard:
+                self._unrecorded[run.id] = (run, end)
+
+    def _record_end(self, run: Run, end: RunEnd) -> None:
+        if self.store.finish_run(run.id, end.state, end.error, end.error_kind):
+            data: dict[str, Any] = {"state": end.state}
+            if end.error is not None:
+                data["error"] = end.error
+            if end.error_kind is not None:
+                data["errorKind"] = str(end.error_kind)
+            self.store.append_event(run.id, "end", data)
 
     # --- heartbeat ----------------------------------------------------------------------------
     def _ensure_heartbeat(self) -> None:

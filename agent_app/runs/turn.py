@@ -59,10 +59,15 @@ def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, con
     conversation = storage.get_conversation(run.conversation_id)
     if conversation is None:
         return RunEnd("error", "The conversation no longer exists")
+    history = storage.load_messages(conversation.id)
+    if history and history[-1].role == "assistant" and not history[-1].tool_calls:
+        # Already answered: an answer an earlier run could not store, written by this run's start. The
+        # model is not asked again (two answers in a row otherwise).
+        return RunEnd("answered")
     tools = assistant()
     state: dict[str, object] = {}
     chat = ChatStore(state, persistence=storage.chat_persistence(conversation.id))
-    chat.load_messages(storage.load_messages(conversation.id))
+    chat.load_messages(history)
     agent = AgentStore(state)
     agent.set_context(run.context)
     orchestrator = Orchestrator(
@@ -76,8 +81,10 @@ def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, con
         should_stop=control.should_stop,
     )
     orchestrator.run()
+    unsaved_ids = set(chat.unsaved)
+    unsaved = tuple(m for m in chat.messages if m.id in unsaved_ids)
     if orchestrator.stopped:
-        return RunEnd("stopped")
+        return RunEnd("stopped", unsaved=unsaved)
     if chat.error is not None:
-        return RunEnd("error", chat.error, chat.error_kind)
-    return RunEnd("answered")
+        return RunEnd("error", chat.error, chat.error_kind, unsaved)
+    return RunEnd("answered", unsaved=unsaved)
