@@ -16,6 +16,7 @@ from agent_app.media.audio import AudioSource
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
 from agent_app.media.backends.config import create_backend
 from agent_app.media.media_errors import MediaError
+from agent_app.media.stoppable import run_stoppable
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
 from agent_app.media.transcript_types import Transcript, clamp_segments
 from agent_app.types import MediaAsset, ToolEnvironment
@@ -49,7 +50,8 @@ def transcribe_asset(
 ) -> tuple[Transcript, bool]:
     """The transcript of ``asset`` (or its range ``[start_ms, end_ms)``, ``end_ms`` after ``start_ms``) and
     whether it came from the cache. ``language``: an ISO 639-1 code (see ``language_code``), ``None`` to
-    detect. Uses ``env``'s media library, data directory (the cache; none: no cache) and progress sink."""
+    detect. Uses ``env``'s media library, data directory (the cache; none: no cache), progress sink and
+    ``should_stop`` (answered with :class:`~agent_app.types.StopRequested` within a fraction of a second)."""
     start = start_ms or 0
     path = env.media.media_path(asset.id) if env.media is not None else None
     if path is None or not path.is_file():
@@ -81,7 +83,11 @@ def transcribe_asset(
     message = f"Transcribing with the {engine.name} backend"
     report(_HASH_SHARE, message)
     try:
-        result = engine.transcribe(audio, language, _scaled(report, _HASH_SHARE, 0.99, message))
+        result = run_stoppable(
+            lambda progress: engine.transcribe(audio, language, progress),
+            _scaled(report, _HASH_SHARE, 0.99, message),
+            env.should_stop,
+        )
     except (MediaError, BackendUnavailableError, BackendRequestError) as exc:
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc
     except Exception as exc:

@@ -1,0 +1,85 @@
+"""Stop during a real transcription (issue 10, the tool side): a run on the server transcribing minutes of
+speech with the offline model is told to stop; the tool answers within a second, although the model works
+on one-minute chunks it cannot interrupt, and the chunk in hand is the only work finished afterwards."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agent_app.chat_clients import InProcessChatClient
+from agent_app.orchestrator import STOPPED_TOOL_ERROR
+from agent_app.plugins import build_tool_registry
+from agent_app.runs.manager import ThreadRunManager
+from agent_app.runs.turn import Assistant, run_turn
+from agent_app.storage import SqliteStorage
+from agent_app.types import AgentContext, ChatMessage
+from tests.fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
+from tests.media_factory import AUDIO_RATE, speech_track, write_audio_file
+
+pytestmark = pytest.mark.slow
+
+SPEECH_MINUTES = 5
+WAIT = 40.0
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
+    store = SqliteStorage(tmp_path / "data")
+    yield store
+    store.close()
+
+
+def _long_talk(path: Path) -> Path:
+    """Minutes of real (synthesized) speech as a FLAC file: one sentence list said over and over."""
+    speech, _ = speech_track()
+    repeats = int(np.ceil(SPEECH_MINUTES * 60 * AUDIO_RATE / len(speech)))
+    return write_audio_file(path, np.tile(speech, repeats)[None, :], AUDIO_RATE, codec="flac")
+
+
+def _transcription_workers() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name == "transcription-worker"]
+
+
+def test_stop_ends_a_running_transcription_within_a_second(  # offline first: it clears LLM_* too
+    offline_transcription: pytest.MonkeyPatch, openai_llm: FakeLLMServer, storage: SqliteStorage, tmp_path: Path
+) -> None:
+    project = storage.create_project("Talks")
+    with _long_talk(tmp_path / "talk.flac").open("rb") as handle:
+        asset = storage.import_asset(project.id, "talk.flac", handle)
+    chat = storage.create_conversation(project.id).id
+    registry = build_tool_registry(["transcribe_video"])
+    assistant = Assistant(InProcessChatClient(registry), registry)
+    manager = ThreadRunManager(storage, functools.partial(run_turn, storage, lambda: assistant), heartbeat_seconds=0.1)
+    openai_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {}, id="call_t")), openai_text("Stopped."))
+
+    context = AgentContext(project_id=project.id, media_assets=[asset], active_asset_id=asset.id)
+    run = manager.start(chat, context, ChatMessage(role="user", content="What is said?"))
+    deadline = time.monotonic() + WAIT
+    while not any(
+        event.kind == "tool_progress" and str(event.data.get("message", "")).startswith("Transcribing")
+        for event in manager.events(run.id)
+    ):
+        assert time.monotonic() < deadline, f"the transcription never started: {manager.events(run.id)[-5:]}"
+        time.sleep(0.02)
+    time.sleep(0.5)  # well inside the first one-minute chunk: the model call in hand cannot be interrupted
+    pressed = time.monotonic()
+    assert manager.stop(run.id)
+    while (current := manager.get(run.id)) is not None and current.active:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    stopped_after = time.monotonic() - pressed
+    assert stopped_after < 1.0, f"the tool answered Stop after {stopped_after:.2f} s"
+    assert current is not None and current.state == "stopped"
+    results = [m.tool_result for m in storage.load_messages(chat) if m.tool_result is not None]
+    assert [(r.name, r.error) for r in results] == [("transcribe_video", STOPPED_TOOL_ERROR)]
+    # The worker finishes only the chunk in hand, then ends: nothing transcribes on for minutes.
+    while _transcription_workers():
+        assert time.monotonic() - pressed < 30.0, "the transcription went on in the background"
+        time.sleep(0.05)
