@@ -7,23 +7,23 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-from agent_app.chat_clients import InProcessChatClient
-from agent_app.orchestrator import STOPPED_TOOL_ERROR
-from agent_app.plugins import build_tool_registry
 from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.turn import Assistant, run_turn
+
+from agent_app.chat_clients import InProcessChatClient
+from agent_app.media.media_errors import MediaError
+from agent_app.media.stoppable import run_stoppable
+from agent_app.orchestrator import STOPPED_TOOL_ERROR
+from agent_app.plugins import build_tool_registry
 from agent_app.storage import SqliteStorage
-from agent_app.types import AgentContext, ChatMessage
+from agent_app.types import AgentContext, ChatMessage, StopRequested
 from tests.fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 from tests.media_factory import AUDIO_RATE, speech_track, write_audio_file
-
-pytestmark = pytest.mark.slow
 
 SPEECH_MINUTES = 5
 WAIT = 40.0
@@ -47,6 +47,7 @@ def _transcription_workers() -> list[threading.Thread]:
     return [thread for thread in threading.enumerate() if thread.name == "transcription-worker"]
 
 
+@pytest.mark.slow
 def test_stop_ends_a_running_transcription_within_a_second(  # offline first: it clears LLM_* too
     offline_transcription: pytest.MonkeyPatch, openai_llm: FakeLLMServer, storage: SqliteStorage, tmp_path: Path
 ) -> None:
@@ -83,3 +84,45 @@ def test_stop_ends_a_running_transcription_within_a_second(  # offline first: it
     while _transcription_workers():
         assert time.monotonic() - pressed < 30.0, "the transcription went on in the background"
         time.sleep(0.05)
+
+
+def test_progress_reaches_the_caller_in_its_own_thread_and_failures_are_raised_there() -> None:
+    caller = threading.current_thread()
+    seen: list[tuple[float, bool]] = []
+
+    def work(progress: Callable[[float], None]) -> str:
+        progress(0.5)
+        progress(1.0)
+        return "done"
+
+    def on_progress(fraction: float) -> None:
+        seen.append((fraction, threading.current_thread() is caller))
+
+    assert run_stoppable(work, on_progress, lambda: False) == "done"
+    assert seen == [(0.5, True), (1.0, True)]
+
+    def failing(progress: Callable[[float], None]) -> str:
+        raise MediaError("the file is damaged")
+
+    with pytest.raises(MediaError, match="damaged"):
+        run_stoppable(failing, on_progress, lambda: False)
+
+
+def test_a_stopped_worker_ends_at_its_next_progress_report() -> None:
+    reports: list[float] = []
+    ended = threading.Event()
+
+    def work(progress: Callable[[float], None]) -> None:
+        try:
+            for step in range(1000):
+                time.sleep(0.01)
+                progress(step / 1000)
+                reports.append(step / 1000)
+        finally:
+            ended.set()
+
+    pressed = time.monotonic() + 0.2
+    with pytest.raises(StopRequested):
+        run_stoppable(work, lambda fraction: None, lambda: time.monotonic() > pressed)
+    assert time.monotonic() - pressed < 0.5
+    assert ended.wait(1.0) and len(reports) < 100
