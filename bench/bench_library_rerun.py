@@ -13,18 +13,13 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import statistics
 import struct
 import tempfile
-import time
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
 from agent_app.storage import SqliteStorage
+from bench.bench_page_rerun import rerun_seconds
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page_script.py"
 SIZES = (10, 2000)
 TARGET_RATIO = 1.5
 
@@ -45,23 +40,6 @@ def seed(data_dir: Path, count: int) -> dict[str, str]:
         storage.import_asset(project.id, f"take-{index:04d}.wav", io.BytesIO(tiny_wav(index)))
     storage.close()
     return {"project": project.id}
-
-
-def rerun_seconds(params: dict[str, str], reruns: int) -> tuple[float, float]:
-    """(first run, median rerun) of a fresh session opened at ``params``."""
-    at = AppTest.from_file(str(PAGE_SCRIPT), default_timeout=120)
-    at.query_params.update(params)
-    started = time.perf_counter()
-    at.run()
-    first = time.perf_counter() - started
-    if at.exception:
-        raise RuntimeError(f"the page failed: {[e.value for e in at.exception]}")
-    timings = []
-    for _ in range(reruns):
-        started = time.perf_counter()
-        at.run()
-        timings.append(time.perf_counter() - started)
-    return first, statistics.median(timings)
 
 
 def main() -> None:
