@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import os
 import statistics
 import tempfile
 import time
@@ -36,8 +35,8 @@ from google.genai import types as gt
 from httpx_sse import aconnect_sse
 
 from agent_app.chat_handler import handle_chat
-from agent_app.providers import clear_adapter_cache
 from agent_app.types import ChatMessage, ChatRequest
+from bench.bench_provider_loop import configure
 from tests.fake_llm import FakeLLMServer, RecordedRequest, delayed, gemini_text, openai_text, streamed
 from tests.streamlit_server import run_streamlit
 
@@ -47,20 +46,6 @@ CONCURRENT = 100
 MODEL_LATENCY = 1.0
 ANSWER = "The interview starts with a question about the harbour, then the answer goes on for a while."
 HELLO = ChatRequest(messages=[ChatMessage(role="user", content="Hello")])
-
-
-def configure(provider: str, server: FakeLLMServer) -> None:
-    os.environ.update(
-        {
-            "LLM_PROVIDER": provider,
-            "LLM_MODEL": "fake-model",
-            "LLM_API_KEY": "bench-key",
-            "LLM_BASE_URL": server.openai_base_url,
-            "GOOGLE_GEMINI_BASE_URL": server.gemini_base_url,
-            "LLM_MAX_RETRIES": "0",
-        }
-    )
-    clear_adapter_cache()
 
 
 def first_text_delay(request: RecordedRequest, seen_at: float, first_text_event: int) -> float:
