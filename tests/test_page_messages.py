@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_llm import FakeLLMServer, openai_text
-from tests.page_support import bubbles, configure_env, new_page, send
+from tests.page_support import bubbles, configure_env, new_page, send, settle
 
 
 @pytest.fixture
@@ -46,8 +46,7 @@ def test_edit_and_resend_replaces_the_last_turn_in_storage_too(data_dir: Path, f
     editor = next(t for t in at.main.text_area if str(t.key).startswith("chat_edit_"))
     assert editor.value == "Second question, with a typo"
     editor.set_value("Second question, fixed").run()
-    next(b for b in at.main.button if str(b.key).startswith("chat_edit_send_")).click().run()
-    assert not at.exception
+    settle(next(b for b in at.main.button if str(b.key).startswith("chat_edit_send_")).click().run())
     assert [text for _, text in bubbles(at)] == ["First question", "First answer", "Second question, fixed",
                                                  "Answer to the edit"]  # fmt: skip
     assert stored(data_dir, chat_id) == [
@@ -65,7 +64,7 @@ def test_regenerate_asks_the_last_question_again_and_replaces_the_answer(
     at = send(new_page(), "Describe the harbour")
     regenerate = [b for b in at.main.button if str(b.key).startswith("chat_regenerate_")]
     assert len(regenerate) == 1
-    regenerate[0].click().run()
+    settle(regenerate[0].click().run())  # the new answer is a run on the server: wait for it
     assert [text for _, text in bubbles(at)] == ["Describe the harbour", "A better answer"]
     assert stored(data_dir, at.query_params["chat"]) == [
         ("user", "Describe the harbour"),
