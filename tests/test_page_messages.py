@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_llm import FakeLLMServer, openai_text
-from tests.page_support import bubbles, configure_env, new_page, send, settle
+from tests.page_support import bubbles, click, configure_env, new_page, send, settle
 
 
 @pytest.fixture
@@ -81,3 +81,23 @@ def test_every_message_has_copy(data_dir: Path, fake_llm: FakeLLMServer) -> None
 
     copied = [json.loads(e.proto.json)["text"] for e in at.main.get("bidi_component")]
     assert copied == ["Question\nline two", "Answer **one**"]  # the text as written, for the clipboard
+
+
+def test_a_question_from_before_a_model_was_configured_is_not_called_interrupted(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    from agent_app.storage import SqliteStorage
+    from agent_app.types import ChatMessage
+
+    storage = SqliteStorage(data_dir)
+    project = storage.create_project("p")
+    chat = storage.create_conversation(project.id)
+    storage.append_message(chat.id, ChatMessage(role="user", content="Asked with no model set up"))
+    storage.close()
+    at = new_page({"project": project.id, "chat": chat.id})  # now the model is configured
+    assert not at.main.warning and not at.main.error
+    assert "This question has no answer yet." in [str(i.value) for i in at.main.info]
+    fake_llm.chat.push(openai_text("Here it is."))
+    click(at, "chat_retry")
+    assert [text for _, text in bubbles(at)] == ["Asked with no model set up", "Here it is."]
+    assert "This question has no answer yet." not in [str(i.value) for i in at.main.info] and not at.main.warning

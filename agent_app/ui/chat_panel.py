@@ -281,8 +281,12 @@ def _render_notices(workspace: Workspace, runs: RunManager, messages: list[ChatM
         st.error(describe_chat_error(error, kind), icon=":material/error:")
     elif latest is not None and latest.state == "stopped":
         st.caption("Stopped." if not unanswered else "Stopped before the assistant answered.")
-    elif unanswered or (latest is not None and latest.state == "interrupted"):
+    elif (latest is not None and latest.state == "interrupted") or (unanswered and messages[-1].role != "user"):
         st.warning("The assistant did not finish answering (the run was interrupted).", icon=":material/pause:")
+    elif unanswered:
+        # No run was cut and nothing of an answer is stored (the question may date from before a model was
+        # configured): it is simply not answered yet.
+        st.info("This question has no answer yet.", icon=":material/help:")
     else:
         return
     if error is not None or unanswered or (latest is not None and latest.state == "interrupted"):
