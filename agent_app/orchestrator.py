@@ -3,8 +3,8 @@
 One :meth:`Orchestrator.run` is one user turn. It talks to the model only through a
 :class:`~agent_app.types.ChatClient` (never an SDK), to tools only through the
 :class:`~agent_app.registry.ToolRegistry`, and to its watchers only through the stores and an optional
-:class:`OrchestratorListener`, so the same loop runs as a server run (:mod:`agent_app.runs.turn`, whose
-listener records run events), behind an HTTP client and in tests.
+:class:`~agent_app.orchestrator_listener.OrchestratorListener`, so the same loop runs as a server run
+(:mod:`agent_app.runs.turn`, whose listener records run events), behind an HTTP client and in tests.
 
 The failure rules, which the spec draws between two kinds of error:
 
@@ -18,31 +18,35 @@ Everything appended goes to both the local history (what the next request sends)
 store (what the page shows and storage keeps), in the same order.
 
 Bounds: :data:`MAX_ITERATIONS` round trips, :data:`MAX_CALLS_PER_ROUND` calls run per model turn,
-:data:`MAX_RESULT_CHARS` of JSON per result. There is deliberately no per-tool timeout: a Python thread
-cannot be stopped, so a "timed out" tool would go on transcribing in the background while the model is
-told it failed, and a long video legitimately takes minutes; a stuck run is ended by the user's Stop
-(``should_stop``): the model's stream is closed at once, a tool that reports progress stops at its next
-report, and every open call is answered (see :meth:`Orchestrator._tool_round`).
+:data:`~agent_app.tool_calls.MAX_RESULT_CHARS` of JSON per result. There is deliberately no per-tool
+timeout: a Python thread cannot be stopped, so a "timed out" tool would go on transcribing in the
+background while the model is told it failed, and a long video legitimately takes minutes; a stuck run is
+ended by the user's Stop (``should_stop``): the model's stream is closed at once, a tool that reports
+progress stops at its next report, and every open call is answered (see :meth:`Orchestrator._tool_round`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
 
-from pydantic_core import PydanticSerializationError, to_jsonable_python
-
-from agent_app.clock import elapsed_text
 from agent_app.errors import ChatError, ErrorKind
-from agent_app.invisible_chars import escape_invisible
-from agent_app.prompt import escape_invisible_in
+from agent_app.orchestrator_listener import OrchestratorListener
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
+from agent_app.tool_calls import (
+    MAX_RESULT_CHARS,
+    ReadyCall,
+    describe_exception,
+    over_cap_result,
+    prepare_call,
+    run_call,
+    summarize,
+    tool_message,
+    unique_call_ids,
+)
 from agent_app.types import (
     AgentContext,
     ChatClient,
@@ -55,15 +59,6 @@ from agent_app.types import (
     ToolCall,
     ToolEnvironment,
     ToolResult,
-    history_call_ids,
-    synthesize_call_id,
-)
-from agent_app.validation import (
-    MAX_JSON_DEPTH,
-    ToolArgumentsError,
-    describe_unknown_tool,
-    json_depth_exceeds,
-    parse_tool_args,
 )
 
 logger = logging.getLogger(__name__)
@@ -74,26 +69,13 @@ MAX_ITERATIONS = 8
 ITERATION_LIMIT_MESSAGE = "Reached maximum iteration limit"
 """The assistant message appended when the cap stops a run."""
 
-MAX_RESULT_CHARS = 100_000
-"""Largest tool result (as JSON text) sent back to the model: about 25k tokens. A bigger one would
-crowd the model's context window and every later request of the run; the tool gets an error that
-asks for a narrower call instead (``transcribe_video`` can take a ``startMs``/``endMs`` range)."""
-
 MAX_CALLS_PER_ROUND = 10
 """Tool calls run per model turn; the rest of a bigger turn are answered with an error without running.
 The iteration cap bounds round trips, not calls: a model asking for 50 transcriptions at once would keep
 the user waiting for minutes. Every call still gets an answer (providers require one per call), and the
 model can ask again for what it still needs."""
 
-SUMMARY_CHARS = 200
-"""Longest error text quoted in a tool message's human-readable ``content``."""
-
-STOPPED_TOOL_ERROR = "Stopped by the user while it ran"
 NOT_RUN_STOPPED = "Not run: the user pressed Stop before this call ran"
-
-
-class UnsendableResultError(ValueError):
-    """A tool's result cannot be sent to the model (not JSON, or too large); the text says why."""
 
 
 class _StopSignal:
@@ -108,27 +90,6 @@ class _StopSignal:
 
 class OrchestratorBusyError(RuntimeError):
     """:meth:`Orchestrator.run` was called while a run of the same orchestrator is in progress."""
-
-
-class OrchestratorListener(Protocol):
-    """What a run records as events (the page draws them live). Every method is called synchronously from
-    :meth:`Orchestrator.run`; an exception raised here is logged and otherwise ignored."""
-
-    def on_status(self, status: ExecutionState, active_tool: str | None) -> None:
-        """The agent store's status or active tool changed."""
-        ...
-
-    def on_message(self, message: ChatMessage) -> None:
-        """``message`` was appended to the history and the chat store."""
-        ...
-
-    def on_tool_progress(self, call: ToolCall, fraction: float, message: str) -> None:
-        """The running tool reported progress (``fraction`` clamped to 0..1)."""
-        ...
-
-    def on_text(self, delta: str) -> None:
-        """A piece of the answer arrived (a streaming client); the finished message follows with ``on_message``."""
-        ...
 
 
 class Orchestrator:
@@ -278,10 +239,9 @@ class Orchestrator:
                 elif len(calls) - len(pending) < self.max_calls_per_round:
                     result = self._resolve(pending[0], context)
                 else:
-                    result = self._over_cap(pending[0], len(calls))
+                    result = over_cap_result(pending[0], self.max_calls_per_round, len(calls))
                 pending.pop(0)
-                result = as_model_data(result)
-                self._append(history, ChatMessage(role="tool", content=summarize(result), tool_result=result))
+                self._append(history, tool_message(result))
         except BaseException as exc:
             if isinstance(exc, Exception):
                 reason = f"Not run: the run stopped ({describe_exception(exc)})"
@@ -322,32 +282,11 @@ class Orchestrator:
             )
         return response
 
-    # -- one tool call ---------------------------------------------------------------------------
-
-    def _over_cap(self, call: ToolCall, asked: int) -> ToolResult:
-        return ToolResult(
-            tool_call_id=call.id,
-            name=call.name,
-            error=f"Not run: at most {self.max_calls_per_round} tool calls run per turn and {asked} were asked "
-            "for; call again for the ones you still need",
-        )
-
     def _resolve(self, call: ToolCall, context: AgentContext | None) -> ToolResult:
-        """Validate and run one call; every failure becomes the result's ``error``."""
-        tool = self.registry.get(call.name)
-        if tool is None:
-            return ToolResult(
-                tool_call_id=call.id, name=call.name, error=describe_unknown_tool(call.name, self.registry.names())
-            )
-        if call.arguments_error is not None:
-            # The adapter could not read the provider's arguments: running with ``{}`` would guess.
-            problem = f"Unreadable arguments for {call.name}: {call.arguments_error}"
-            return ToolResult(tool_call_id=call.id, name=call.name, error=problem)
-        try:
-            arguments = parse_tool_args(tool, call.args)
-        except ToolArgumentsError as exc:
-            return ToolResult(tool_call_id=call.id, name=call.name, error=str(exc))
-
+        """Validate and run one call (:mod:`agent_app.tool_calls`), showing it as the active tool while it runs."""
+        ready = prepare_call(call, self.registry)
+        if not isinstance(ready, ReadyCall):
+            return ready
         environment = ToolEnvironment(
             context=context,
             media=self.media,
@@ -356,44 +295,10 @@ class Orchestrator:
             should_stop=self._stop_asked,
         )
         self._set_status("processing", call.name)
-        started = time.perf_counter()
         try:
-            raw = tool.execute(arguments, environment)
-            result = self._sendable(call.name, raw)
-            error = None
-        except UnsendableResultError as exc:
-            result, error = None, str(exc)
-        except StopRequested:
-            result, error = None, STOPPED_TOOL_ERROR
-        except Exception as exc:
-            logger.info("Tool %s failed", call.name, exc_info=True)
-            result, error = None, STOPPED_TOOL_ERROR if self._stop_asked() else describe_exception(exc)
+            return run_call(ready, environment, self.max_result_chars)
         finally:
-            duration_ms = round((time.perf_counter() - started) * 1000)
             self._set_status("processing", None)
-        return ToolResult(tool_call_id=call.id, name=call.name, result=result, error=error, duration_ms=duration_ms)
-
-    def _sendable(self, name: str, raw: object) -> object:
-        """``raw`` as plain JSON data (models, dataclasses, paths... converted), or a clear error.
-
-        Checked here, not when the next request fails, so the failure is the tool's and the loop
-        can go on.
-        """
-        try:
-            data = to_jsonable_python(raw)
-            text = json.dumps(data, allow_nan=False)
-        except (PydanticSerializationError, TypeError, ValueError) as exc:
-            raise UnsendableResultError(f"{name} returned a result that is not JSON-serializable ({exc})") from None
-        if json_depth_exceeds(data):
-            raise UnsendableResultError(
-                f"{name} returned data nested more than {MAX_JSON_DEPTH} levels deep, which cannot be sent to the model"
-            )
-        if len(text) > self.max_result_chars:
-            raise UnsendableResultError(
-                f"{name} returned {len(text):,} characters of JSON, more than the {self.max_result_chars:,} "
-                "that can be sent to the model; call it again with narrower arguments"
-            )
-        return data
 
     # -- stores and listener ---------------------------------------------------------------------
 
@@ -439,42 +344,3 @@ class Orchestrator:
         self.agent.set_active_tool(None)
         self.agent.set_status("error")
         self._notify("on_status", "error", None)
-
-
-def unique_call_ids(calls: Sequence[ToolCall], history: Sequence[ChatMessage]) -> list[ToolCall]:
-    """``calls`` with a fresh id for any that repeats an earlier call's (in the turn or the history).
-
-    The adapters already ensure this; a client of another kind may not, and a stored history with a
-    repeated id is refused by the route (and matched wrongly by the page) for the rest of the conversation.
-    """
-    seen = history_call_ids(history)
-    unique: list[ToolCall] = []
-    for call in calls:
-        kept = call.model_copy(update={"id": synthesize_call_id()}) if call.id in seen else call
-        seen.add(kept.id)
-        unique.append(kept)
-    return unique
-
-
-def as_model_data(result: ToolResult) -> ToolResult:
-    """``result`` with invisible and direction-changing characters escaped in every string: a transcript
-    or a file name reaches the model as the characters it holds, never text that reads in another order
-    (the system prompt tells the model that tool results are data, not instructions)."""
-    error = None if result.error is None else escape_invisible(result.error)
-    return result.model_copy(update={"result": escape_invisible_in(result.result), "error": error})
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``"Type: message"``: what a user or the model needs, without a traceback."""
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def summarize(result: ToolResult) -> str:
-    """The short human-readable ``content`` of a tool message (the data is in ``tool_result``)."""
-    if result.error is not None:
-        error = result.error if len(result.error) <= SUMMARY_CHARS else result.error[: SUMMARY_CHARS - 3] + "..."
-        return f"{result.name} failed: {error}"
-    if result.duration_ms is None:
-        return f"{result.name} finished"
-    return f"{result.name} finished in {elapsed_text(result.duration_ms)}"

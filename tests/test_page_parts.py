@@ -184,7 +184,7 @@ def test_chat_markdown_turns_images_into_links_outside_code() -> None:
 
 
 def test_a_tool_note_and_its_card_write_the_duration_the_same_way() -> None:
-    from agent_app.orchestrator import summarize
+    from agent_app.tool_calls import summarize
 
     call = ToolCall(id="c1", name="transcribe_video", args={})
     for duration_ms, written in ((11, "11 ms"), (2_400, "2.4 s"), (65_000, "1:05")):

@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 
 from agent_app.chat_clients import InProcessChatClient
-from agent_app.orchestrator import NOT_RUN_STOPPED, STOPPED_TOOL_ERROR
+from agent_app.orchestrator import NOT_RUN_STOPPED
 from agent_app.registry import ToolRegistry
 from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.models import Run
 from agent_app.runs.turn import Assistant, run_turn
 from agent_app.storage import SqliteStorage
 from agent_app.tool_args import ToolArgs
+from agent_app.tool_calls import STOPPED_TOOL_ERROR
 from agent_app.types import AgentContext, ChatMessage, ToolDefinition, ToolEnvironment
 from tests.fake_llm import (
     FakeLLMServer,

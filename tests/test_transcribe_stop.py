@@ -16,11 +16,11 @@ import pytest
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.media.media_errors import MediaError
 from agent_app.media.stoppable import run_stoppable
-from agent_app.orchestrator import STOPPED_TOOL_ERROR
 from agent_app.plugins import build_tool_registry
 from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.turn import Assistant, run_turn
 from agent_app.storage import SqliteStorage
+from agent_app.tool_calls import STOPPED_TOOL_ERROR
 from agent_app.types import AgentContext, ChatMessage, StopRequested
 from bench.media_factory import AUDIO_RATE, speech_track, write_audio_file
 from tests.fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call

@@ -29,7 +29,7 @@ class Assistant:
 
 
 class RunRecorder:
-    """An :class:`~agent_app.orchestrator.OrchestratorListener` writing each change as a run event."""
+    """An :class:`~agent_app.orchestrator_listener.OrchestratorListener` writing each change as a run event."""
 
     def __init__(self, control: RunControl) -> None:
         self._control = control

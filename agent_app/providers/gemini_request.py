@@ -1,0 +1,171 @@
+"""Our history and tool schemas as a Gemini request: ``contents``, ``system_instruction`` and declarations.
+
+Why apart from the adapter (:mod:`agent_app.providers.gemini`): building the request and reading the answer
+are separate jobs that meet only in ``provider_metadata``, where the adapter stores Gemini's own turn and
+this module replays it (thought signatures included: Gemini 3 rejects a replayed function call without its
+signature). Tools are ``FunctionDeclaration``s with typed ``Schema`` parameters, never Python callables (a
+callable turns on the SDK's own tool loop, which would run tools behind the orchestrator's back).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, assert_never
+
+from google.genai import types as gt
+from pydantic import ValidationError
+from pydantic_core import to_json
+
+from agent_app.providers.base import ProviderError
+from agent_app.types import ChatMessage, ParameterType, ToolSchema
+
+METADATA_KEY = "gemini"
+"""``provider_metadata[METADATA_KEY] = {"content": <the model Content as JSON>, "callIds": {ours: Gemini's
+id or None}}``."""
+
+_SCHEMA_TYPES: dict[ParameterType, gt.Type] = {
+    "string": gt.Type.STRING,
+    "number": gt.Type.NUMBER,
+    "integer": gt.Type.INTEGER,
+    "boolean": gt.Type.BOOLEAN,
+    "object": gt.Type.OBJECT,
+    "array": gt.Type.ARRAY,
+}
+
+
+def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
+    """A ``FunctionDeclaration`` whose parameters carry the declared types; none when there are none.
+
+    Gemini requires ``items`` on arrays; our internal format declares no item type, so arrays accept
+    strings (the only arrays a tool of ours takes).
+    """
+    if not schema.parameters:
+        return gt.FunctionDeclaration(name=schema.name, description=schema.description)
+    properties: dict[str, gt.Schema] = {}
+    for parameter in schema.parameters:
+        prop = gt.Schema(type=_SCHEMA_TYPES[parameter.type], description=parameter.description or None)
+        if parameter.type == "array":
+            prop.items = gt.Schema(type=gt.Type.STRING)
+        properties[parameter.key] = prop
+    required = [p.key for p in schema.parameters if p.required]
+    return gt.FunctionDeclaration(
+        name=schema.name,
+        description=schema.description,
+        parameters=gt.Schema(type=gt.Type.OBJECT, properties=properties, required=required or None),
+    )
+
+
+def request_config(instruction: str, tool_schemas: Sequence[ToolSchema]) -> gt.GenerateContentConfig:
+    """The request's config: system instruction, declarations, automatic function calling off."""
+    return _config(instruction, tuple(schema.model_dump_json() for schema in tool_schemas))
+
+
+@functools.lru_cache(maxsize=64)
+def _config(instruction: str, schemas_json: tuple[str, ...]) -> gt.GenerateContentConfig:
+    """Built once per prompt and tool set (a tool loop sends the same ones every request; see :func:`_content`
+    for why google-genai's models are worth building once)."""
+    declarations = [tool_schema_to_gemini(ToolSchema.model_validate_json(text)) for text in schemas_json]
+    return gt.GenerateContentConfig(
+        system_instruction=instruction or None,
+        tools=[gt.Tool(function_declarations=declarations)] if declarations else None,
+        automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True),
+    )
+
+
+Json = dict[str, Any]
+
+
+@functools.lru_cache(maxsize=2048)
+def _content(content_json: bytes) -> gt.Content:
+    """One validated ``Content`` per distinct JSON text. Why a cache: google-genai validates every model it
+    builds (a dozen per turn, 10-60 µs each), and a tool loop resends the whole history on every request;
+    ``bench/bench_provider_loop.py`` misses its 0.3 ms target without it. The SDK only reads the objects.
+    2048 entries hold a long conversation's whole fitted history: with 128 every request of a 1,000-message
+    conversation missed them all in turn (``bench/bench_context_window.py``)."""
+    return gt.Content.model_validate_json(content_json)
+
+
+def _validated(content: Json) -> gt.Content:
+    return _content(to_json(content))
+
+
+def _stored_turn(message: ChatMessage) -> tuple[gt.Content, dict[str, str | None]] | None:
+    """Gemini's own ``Content`` of the turn and its call ids, when the metadata holds a valid one whose function
+    calls are this message's."""
+    metadata = (message.provider_metadata or {}).get(METADATA_KEY)
+    raw = metadata.get("content") if isinstance(metadata, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    try:
+        content = _validated(raw)
+    except ValidationError:
+        return None
+    names = [part.function_call.name or "" for part in content.parts or [] if part.function_call is not None]
+    if names != [call.name for call in message.tool_calls or []]:
+        return None
+    call_ids = metadata.get("callIds") if isinstance(metadata, dict) else None
+    ids = {str(k): (str(v) if v else None) for k, v in call_ids.items()} if isinstance(call_ids, dict) else {}
+    return content, ids
+
+
+def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Content | None:
+    """The assistant turn: Gemini's own ``Content`` when stored, else rebuilt from our fields (a turn
+    from another provider, or stored metadata that is not a valid ``Content`` or whose function calls are
+    not this message's; no ids then, since those are ours and Gemini matches by name and order). ``None``
+    for a turn with nothing in it: Gemini rejects an empty text part."""
+    stored = _stored_turn(message)
+    if stored is not None:
+        gemini_ids.update(stored[1])
+        return stored[0]
+    parts: list[Json] = [{"text": message.content}] if message.content.strip() else []
+    for call in message.tool_calls or []:
+        gemini_ids[call.id] = None
+        parts.append({"function_call": {"name": call.name, "args": call.args}})
+    return _validated({"role": "model", "parts": parts}) if parts else None
+
+
+def _function_response(message: ChatMessage, gemini_ids: dict[str, str | None]) -> Json:
+    result = message.tool_result
+    if result is None:
+        raise ProviderError("a tool message without a tool result cannot be sent")
+    payload: Json = {"error": result.error} if result.error is not None else {"output": result.result}
+    response: Json = {"name": result.name, "response": payload}
+    gemini_id = gemini_ids.get(result.tool_call_id)
+    if gemini_id:
+        response["id"] = gemini_id
+    return {"function_response": response}
+
+
+def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content], list[str]]:
+    """Our history as Gemini ``contents``, plus the texts of any ``system`` messages (which belong in
+    ``system_instruction``). Every role is matched: a new one is a type error, never another role.
+
+    Consecutive user-side parts share one ``Content``: all tool results of a model turn (as Gemini
+    requires), and a user message that follows them or another user message (turns must alternate).
+    """
+    contents: list[gt.Content] = []
+    system_texts: list[str] = []
+    gemini_ids: dict[str, str | None] = {}
+    pending: list[Json] = []
+    for message in messages:
+        role = message.role
+        if role == "tool":
+            pending.append(_function_response(message, gemini_ids))
+        elif role == "user":
+            if message.content.strip():  # Gemini rejects an empty text part
+                pending.append({"text": message.content})
+        elif role == "system":
+            system_texts.append(message.content)
+        elif role == "assistant":
+            model_turn = _model_content(message, gemini_ids)
+            if model_turn is not None:
+                if pending:
+                    contents.append(_validated({"role": "user", "parts": pending}))
+                    pending = []
+                contents.append(model_turn)
+        else:
+            assert_never(role)
+    if pending:
+        contents.append(_validated({"role": "user", "parts": pending}))
+    return contents, system_texts
