@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from agent_app.media.audio import AudioInput
 from agent_app.media.transcript_types import TranscriptSegment
 
+BackendName = Literal["local", "openai", "gemini"]
 ChunkProgress = Callable[[float], None]
 """``on_progress(fraction)`` of the backend's own work, 0..1."""
 
@@ -33,6 +34,26 @@ class BackendResult:
 
     segments: list[TranscriptSegment]
     language: str | None
+
+
+@dataclass(frozen=True)
+class TranscribeSettings:
+    """The resolved settings of one backend. ``missing`` names the settings a user still has to set."""
+
+    backend: BackendName
+    model: str | None = None
+    api_key: str | None = None
+    base_url: str | None = None
+
+    def missing(self) -> list[str]:
+        if self.backend == "local":
+            return []
+        names = []
+        if not self.api_key:
+            names.append("TRANSCRIBE_API_KEY")
+        if not self.model:
+            names.append("TRANSCRIBE_MODEL")
+        return names
 
 
 class TranscriptionBackend(Protocol):

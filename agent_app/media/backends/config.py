@@ -8,38 +8,13 @@ key configures nothing twice. ``LLM_BASE_URL`` is never used for Gemini (the spe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
-from agent_app.media.backends.base import BackendUnavailableError, TranscriptionBackend
+from agent_app.media.backends.base import BackendName, BackendUnavailableError, TranscribeSettings, TranscriptionBackend
 from agent_app.settings import Settings, load_settings
 
-BackendName = Literal["local", "openai", "gemini"]
-BACKENDS: tuple[BackendName, ...] = ("local", "openai", "gemini")
 DEFAULT_OPENAI_MODEL = "whisper-1"
 """Only assumed for OpenAI itself: compatible servers name their models differently."""
 
 _PROVIDER_OF: dict[str, str] = {"openai": "openai-compatible", "gemini": "gemini"}
-
-
-@dataclass(frozen=True)
-class TranscribeSettings:
-    """The resolved settings of one backend. ``missing`` names the settings a user still has to set."""
-
-    backend: BackendName
-    model: str | None = None
-    api_key: str | None = None
-    base_url: str | None = None
-
-    def missing(self) -> list[str]:
-        if self.backend == "local":
-            return []
-        names = []
-        if not self.api_key:
-            names.append("TRANSCRIBE_API_KEY")
-        if not self.model:
-            names.append("TRANSCRIBE_MODEL")
-        return names
 
 
 def read_transcribe_settings(settings: Settings | None = None) -> TranscribeSettings:

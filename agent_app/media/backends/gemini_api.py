@@ -16,8 +16,13 @@ from google.genai import types
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_app.media.audio import AudioInput
-from agent_app.media.backends.base import BackendRequestError, BackendResult, ChunkProgress, fraction_done
-from agent_app.media.backends.config import TranscribeSettings
+from agent_app.media.backends.base import (
+    BackendRequestError,
+    BackendResult,
+    ChunkProgress,
+    TranscribeSettings,
+    fraction_done,
+)
 from agent_app.media.encode import OGG_MIME_TYPE, encoded_chunks
 from agent_app.media.transcript_types import TranscriptSegment
 

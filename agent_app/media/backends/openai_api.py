@@ -14,8 +14,13 @@ from urllib.parse import urlsplit
 import openai
 
 from agent_app.media.audio import AudioInput
-from agent_app.media.backends.base import BackendRequestError, BackendResult, ChunkProgress, fraction_done
-from agent_app.media.backends.config import TranscribeSettings
+from agent_app.media.backends.base import (
+    BackendRequestError,
+    BackendResult,
+    ChunkProgress,
+    TranscribeSettings,
+    fraction_done,
+)
 from agent_app.media.encode import encoded_chunks
 from agent_app.media.language import language_code
 from agent_app.media.transcript_types import TranscriptSegment
