@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_llm import FakeLLMServer, openai_text
-from tests.page_support import bubbles, click, configure_env, new_page, send, settle
+from tests.fake_llm import FakeLLMServer, delayed, error_reply, openai_text
+from tests.page_support import bubbles, click, configure_env, new_page, run_going, send, settle
 
 
 @pytest.fixture
@@ -101,3 +101,23 @@ def test_a_question_from_before_a_model_was_configured_is_not_called_interrupted
     click(at, "chat_retry")
     assert [text for _, text in bubbles(at)] == ["Asked with no model set up", "Here it is."]
     assert "This question has no answer yet." not in [str(i.value) for i in at.main.info] and not at.main.warning
+
+
+def test_retry_takes_the_stale_retry_button_away_while_the_retried_run_goes(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.chat.push(error_reply(500, "upstream exploded"), delayed(openai_text("Answer after Retry."), 1.5))
+    at = send(new_page(), "Summarise my clip")
+    assert at.main.error and "chat_retry" in [button.key for button in at.main.button]
+
+    at.button(key="chat_retry").click().run()  # the retried run starts and waits 1.5 s for the model
+    assert run_going(at), "the retried run should still be going"
+    assert "Asking the assistant…" in [status.label for status in at.main.status]
+    assert "chat_retry" not in [button.key for button in at.main.button]  # no stale Retry under the live run
+    assert not at.main.error
+    at.run()  # a refresh of the chat part while the run still goes
+    assert run_going(at) and "chat_retry" not in [button.key for button in at.main.button]
+
+    settle(at)
+    assert [text for _, text in bubbles(at)] == ["Summarise my clip", "Answer after Retry."]
+    assert "chat_retry" not in [button.key for button in at.main.button] and not at.main.error
