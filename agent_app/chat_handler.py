@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_app.context_budget import context_budget
-from agent_app.context_fit import ContextTooLargeError, FittedHistory
-from agent_app.context_send import ContextWindow
+from agent_app.context_fit import ContextTooLargeError, ContextWindow, FittedHistory
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.llm_config import (
     LLMConfig,
@@ -83,7 +82,7 @@ class _Call:
 def _prepare(
     request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None, settings: Settings | None
 ) -> tuple[_Call, FittedHistory]:
-    """The call and the history fitted into the model's context window (:mod:`agent_app.context_send`)."""
+    """The call and the history fitted into the model's context window (:mod:`agent_app.context_fit`)."""
     check_chat_request(request)
     settings = settings if settings is not None else load_settings()
     config, adapter = _configured_adapter(settings)

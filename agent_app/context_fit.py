@@ -14,18 +14,24 @@ estimate (:mod:`agent_app.context_budget`) fits the budget:
    to send, so the model asks for less instead of the conversation failing on every retry.
 5. What still does not fit (the latest user message, the instructions) is refused with
    :class:`ContextTooLargeError` naming the part that is too large.
+
+A provider that still refuses the request as too long gets one retry fitted with the numbers its refusal
+names (:meth:`ContextWindow.refit`); later requests of the conversation keep that smaller budget.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent_app.context_budget import ContextBudget, clamp_scale, fixed_tokens, message_tokens, usage_scale
 from agent_app.prompt import format_ms
 from agent_app.types import AgentContext, ChatMessage, ContextReport, ToolCall, ToolResult, ToolSchema
+
+logger = logging.getLogger(__name__)
 
 STUB_PREFIX = "[Left out to save room in the model's context:"
 TOO_LARGE_PREFIX = "[Too large for the model's context window, so not sent; ask for less at once. It was:"
@@ -61,21 +67,42 @@ class _Plan:
         return self.total <= self.limit
 
 
-def fit_history(
-    messages: Sequence[ChatMessage],
-    budget: ContextBudget,
-    *,
-    system_prompt: str = "",
-    tool_schemas: Sequence[ToolSchema] = (),
-    context: AgentContext | None = None,
-    scale: float | None = None,
-) -> FittedHistory:
-    """``messages`` shrunk until their estimate, times ``scale`` (default: learnt from the history's usage),
-    fits ``budget.input_tokens`` together with the system prompt and tools. Raises
-    :class:`ContextTooLargeError` when even the latest turn's must-sends do not fit."""
+@dataclass(frozen=True)
+class ContextWindow:
+    """What one request must fit: the whole history, the prompt and tools beside it, the model's budget."""
+
+    messages: Sequence[ChatMessage]
+    budget: ContextBudget
+    system_prompt: str = ""
+    tool_schemas: Sequence[ToolSchema] = ()
+    context: AgentContext | None = None
+
+    def fit(self) -> FittedHistory:
+        """The history to send, within the budget an earlier refusal taught (:func:`learned_budget`)."""
+        return fit_history(replace(self, budget=learned_budget(self.budget, self.messages)))
+
+    def refit(self, refused: FittedHistory, refusal: str) -> FittedHistory:
+        """The history for the one retry after the provider refused ``refused`` as too long: the estimate
+        can be off, and without a retry every Retry of the conversation would send the same history."""
+        smaller, scale = retry_budget(learned_budget(self.budget, self.messages), refused.report, refusal)
+        logger.info(
+            "The provider found the request too long (estimated %d of %d tokens); retrying within %d, scale %.2f",
+            refused.report.estimated_tokens,
+            refused.report.budget_tokens,
+            smaller.input_tokens,
+            scale,
+        )
+        return fit_history(replace(self, budget=smaller), scale)
+
+
+def fit_history(window: ContextWindow, scale: float | None = None) -> FittedHistory:
+    """``window``'s messages shrunk until their estimate, times ``scale`` (default: learnt from the history's
+    usage), fits its budget together with the system prompt and tools. Raises :class:`ContextTooLargeError`
+    when even the latest turn's must-sends do not fit."""
+    messages, budget, context = window.messages, window.budget, window.context
     factor = usage_scale(messages) if scale is None else scale
     tokens = [message_tokens(message) for message in messages]
-    fixed = fixed_tokens(system_prompt, tool_schemas)
+    fixed = fixed_tokens(window.system_prompt, window.tool_schemas)
     plan = _Plan(messages, tokens, fixed + sum(tokens), budget.input_tokens / factor)
     latest_user = _latest_user(messages)
     if not plan.fits():

@@ -9,6 +9,7 @@ arrived, and report every problem at once (joined with ``"; "``) so one retry ca
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from types import UnionType
 from typing import TypeVar
 
 from pydantic import ValidationError
@@ -35,23 +36,20 @@ class ToolArgumentsError(ValueError):
     """A call's arguments do not suit the tool; the message names every bad argument."""
 
 
+_JSON_TYPES: tuple[tuple[type | UnionType, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),  # before int: a bool is an int to Python
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (Mapping, "object"),
+    (list | tuple, "array"),
+)
+
+
 def json_type_name(value: object) -> str:
     """The JSON name of ``value``'s type, as the model would call it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)
 
 
 def _preview(value: object, limit: int = 60) -> str:

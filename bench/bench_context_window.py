@@ -1,7 +1,7 @@
 """What fitting a long conversation into the model's context window costs per request.
 
 Builds the request the chat handler builds — system prompt, the history fitted into a 16k-token window
-(:class:`agent_app.context_send.ContextWindow`: estimate, stubs, turns left out) and the adapter's
+(:class:`agent_app.context_fit.ContextWindow`: estimate, stubs, turns left out) and the adapter's
 conversion to its wire format — for a 10-message conversation and for a 1,000-message one holding ten
 transcript pages (~8,000 characters of text each), both providers, in the same run. The network is not
 involved: the "send" converts the fitted history and returns.
@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 from agent_app.context_budget import context_budget
-from agent_app.context_send import ContextWindow
+from agent_app.context_fit import ContextWindow
 from agent_app.media import Transcript, TranscriptSegment
 from agent_app.prompt import build_system_prompt
 from agent_app.providers.gemini_request import messages_to_gemini

@@ -21,7 +21,7 @@ import numpy as np
 
 from agent_app.media.audio import extract_audio
 from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
-from bench.media_factory import SENTENCES, FloatArray, resample, spoken, word_error_rate, write_audio_file
+from bench.media_factory import SENTENCES, FloatArray, MediaFile, resample, spoken, word_error_rate
 
 RATE = 16_000
 TEXT = SENTENCES[:2]
@@ -46,7 +46,7 @@ CONDITIONS: tuple[tuple[str, int, Callable[[FloatArray], FloatArray]], ...] = (
 def transcribe(samples: FloatArray, rate: int, folder: Path) -> tuple[str, list[tuple[int, int]]]:
     """The local backend's text and segment times for ``samples``, through a real WAV file."""
     path = folder / "speech.wav"
-    write_audio_file(path, samples[None], rate, codec="pcm_s16le")
+    MediaFile(samples[None], rate, codec="pcm_s16le").write(path)
     result = LocalMoonshineBackend().transcribe(extract_audio(path), None, lambda fraction: None)
     text = " ".join(segment.text for segment in result.segments)
     return text, [(segment.start_ms, segment.end_ms) for segment in result.segments]

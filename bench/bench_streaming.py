@@ -38,6 +38,7 @@ from agent_app.chat_handler import handle_chat
 from agent_app.types import ChatMessage, ChatRequest
 from bench.bench_provider_loop import configure
 from tests.fake_llm import FakeLLMServer, RecordedRequest, delayed, gemini_text, openai_text, streamed
+from tests.fake_llm_streams import StreamScript
 from tests.streamlit_server import run_streamlit
 
 ROUNDS = 60
@@ -95,8 +96,8 @@ def paired(mine: Callable[[], float], theirs: Callable[[], float]) -> tuple[list
 
 
 def first_text(server: FakeLLMServer) -> None:
-    server.chat.default = streamed(openai_text(ANSWER), pieces=8)
-    server.gemini.default = streamed(gemini_text(ANSWER), pieces=8)
+    server.chat.default = streamed(openai_text(ANSWER), StreamScript(pieces=8))
+    server.gemini.default = streamed(gemini_text(ANSWER), StreamScript(pieces=8))
     raw_openai_client = openai.OpenAI(api_key="bench-key", base_url=server.openai_base_url, max_retries=0)
     raw_gemini_client = genai.Client(api_key="bench-key", http_options=gt.HttpOptions(base_url=server.gemini_base_url))
     print(f"1. first text event written -> first text in the reader's hands, median / p90 of {ROUNDS} (ms)")
@@ -116,7 +117,7 @@ def first_text(server: FakeLLMServer) -> None:
 def serve_slow_model(ready: Connection, stop: EventType) -> None:
     """The fake model in a process of its own, so its hundred threads do not share a GIL with the clients."""
     with FakeLLMServer() as server:
-        server.chat.default = delayed(streamed(openai_text(ANSWER), pieces=8), MODEL_LATENCY)
+        server.chat.default = delayed(streamed(openai_text(ANSWER), StreamScript(pieces=8)), MODEL_LATENCY)
         ready.send(server.openai_base_url)
         stop.wait()
 

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_app.media.audio import extract_audio
@@ -36,7 +36,7 @@ from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
 from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
-from bench.media_factory import speak, speech_track, word_error_rate, write_mp4
+from bench.media_factory import Video, mp4, speak, speech_track, word_error_rate
 from plugins.transcribe_video import TranscribeVideoArgs, transcribe_video
 
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def _speech_sentences(seconds: float) -> list[str]:
 def make_speech_video(path: Path, seconds: float) -> tuple[Path, str]:
     sentences = _speech_sentences(seconds)
     audio, _ = speech_track(sentences)
-    write_mp4(path, audio, fps=25, size=(320, 180))
+    replace(mp4(audio), video=Video(fps=25, size=(320, 180))).write(path)
     return path, " ".join(sentences)
 
 

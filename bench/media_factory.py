@@ -10,16 +10,14 @@ import io
 import shutil
 import subprocess
 import wave
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 import av
 import jiwer
 import numpy as np
 import numpy.typing as npt
-
-from agent_app.media.encode import write_mono_audio
 
 SENTENCES = (
     "The quick brown fox runs across the green field.",
@@ -29,6 +27,8 @@ SENTENCES = (
 """Known speech for word-error-rate checks: plain words espeak pronounces clearly."""
 
 AUDIO_RATE = 44_100
+_LEAD_MS, _GAP_MS = 500, 700
+"""Silence before (and after) the speech, and between sentences."""
 FloatArray = npt.NDArray[np.float32]
 
 
@@ -61,16 +61,11 @@ def resample_linear(samples: FloatArray, rate: int, new_rate: int) -> FloatArray
 
 
 def speech_track(
-    sentences: tuple[str, ...] | list[str] = SENTENCES,
-    *,
-    lead_ms: int = 500,
-    gap_ms: int = 700,
-    tail_ms: int = 500,
-    rate: int = AUDIO_RATE,
+    sentences: tuple[str, ...] | list[str] = SENTENCES, *, rate: int = AUDIO_RATE
 ) -> tuple[FloatArray, list[tuple[int, int, str]]]:
     """Sentences separated by silence, at ``rate``; returns the samples and each sentence's
     ``(start_ms, end_ms, text)`` so tests know where the words are."""
-    parts: list[FloatArray] = [np.zeros(rate * lead_ms // 1000, dtype=np.float32)]
+    parts: list[FloatArray] = [np.zeros(rate * _LEAD_MS // 1000, dtype=np.float32)]
     spans: list[tuple[int, int, str]] = []
     position = len(parts[0])
     for index, sentence in enumerate(sentences):
@@ -79,7 +74,7 @@ def speech_track(
         spans.append((position * 1000 // rate, (position + len(pcm)) * 1000 // rate, sentence))
         parts.append(pcm)
         position += len(pcm)
-        pause = tail_ms if index == len(sentences) - 1 else gap_ms
+        pause = _LEAD_MS if index == len(sentences) - 1 else _GAP_MS
         parts.append(np.zeros(rate * pause // 1000, dtype=np.float32))
         position += len(parts[-1])
     return np.concatenate(parts), spans
@@ -95,87 +90,136 @@ def tone_track(duration_ms: int, tone_at_ms: int, tone_ms: int = 400, rate: int 
     return samples
 
 
-def write_mp4(
-    path: Path,
-    audio: FloatArray | None,
-    *,
-    rate: int = AUDIO_RATE,
-    duration_ms: int | None = None,
-    video_codec: str = "libx264",
-    audio_codec: str = "aac",
-    fps: int = 10,
-    size: tuple[int, int] = (160, 120),
-    faststart: bool = False,
-    audio_start_ms: int = 0,
-) -> Path:
-    """An MP4 with a small moving-colour video track and, when ``audio`` is given, an AAC track
-    (starting ``audio_start_ms`` after the video when set)."""
-    if duration_ms is None:
-        if audio is None:
-            raise ValueError("duration_ms is required without audio")
-        duration_ms = len(audio) * 1000 // rate
-    options = {"movflags": "faststart"} if faststart else {}
-    with av.open(str(path), mode="w", format="mp4", options=options) as container:
-        video = container.add_stream(video_codec, rate=fps)
-        assert isinstance(video, av.VideoStream)
-        video.width, video.height = size
-        video.pix_fmt = "yuv420p"
-        audio_stream: av.AudioStream | None = None
-        if audio is not None:
-            added = container.add_stream(audio_codec, rate=rate)
-            assert isinstance(added, av.AudioStream)
-            audio_stream = added
-            audio_stream.layout = "mono"
-        _write_video(container, video, duration_ms, fps, size)
-        if audio_stream is not None and audio is not None:
-            start = rate * audio_start_ms // 1000
-            write_mono_audio(container, audio_stream, audio, rate, sample_format="fltp", start_sample=start)
-    return path
-
-
 _VFR_STEPS_MS = (33, 33, 40, 66, 33, 100, 250, 33, 50)
 """Frame intervals of a phone camera in changing light: variable frame rate."""
 
 
-def _write_video(
-    container: av.container.OutputContainer,
-    stream: av.VideoStream,
-    duration_ms: int,
-    fps: int,
-    size: tuple[int, int],
-    *,
-    vfr: bool = False,
-) -> None:
-    """Frames at ``fps``; with ``vfr`` (and ``fps`` 1000, a millisecond clock) at irregular intervals."""
-    width, height = size
-    times = list(range(max(1, duration_ms * fps // 1000)))
-    if vfr:
-        steps = np.resize(np.array(_VFR_STEPS_MS), duration_ms // 33 + 1)
-        times = [int(t) for t in np.concatenate([[0], np.cumsum(steps)]) if t < duration_ms]
-    for index, pts in enumerate(times):
-        shade = (index * 7) % 255
-        image = np.full((height, width, 3), shade, dtype=np.uint8)
-        frame = av.VideoFrame.from_ndarray(image, format="rgb24")
-        frame.pts = pts
-        frame.time_base = Fraction(1, fps)
-        for packet in stream.encode(frame):
+@dataclass(frozen=True)
+class Video:
+    """A small video track of changing grey: ``codec`` at ``fps``; with ``vfr`` (and ``fps`` 1000, a
+    millisecond clock) at irregular intervals."""
+
+    codec: str = "libx264"
+    fps: int = 10
+    size: tuple[int, int] = (160, 120)
+    vfr: bool = False
+
+    def add_to(self, container: av.container.OutputContainer) -> av.VideoStream:
+        stream = container.add_stream(self.codec, rate=self.fps)
+        assert isinstance(stream, av.VideoStream)
+        stream.width, stream.height = self.size
+        stream.pix_fmt = "yuv420p"
+        return stream
+
+    def write(self, container: av.container.OutputContainer, stream: av.VideoStream, duration_ms: int) -> None:
+        width, height = self.size
+        times = list(range(max(1, duration_ms * self.fps // 1000)))
+        if self.vfr:
+            steps = np.resize(np.array(_VFR_STEPS_MS), duration_ms // 33 + 1)
+            times = [int(t) for t in np.concatenate([[0], np.cumsum(steps)]) if t < duration_ms]
+        for index, pts in enumerate(times):
+            image = np.full((height, width, 3), (index * 7) % 255, dtype=np.uint8)
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts = pts
+            frame.time_base = Fraction(1, self.fps)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
             container.mux(packet)
-    for packet in stream.encode(None):
-        container.mux(packet)
+
+
+@dataclass(frozen=True, eq=False)
+class MediaFile:
+    """A media file whose audio is ``channels`` (shape ``(n_channels, n_samples)`` or one channel's samples,
+    float in [-1, 1]; ``None``: no audio stream) encoded with ``codec`` at ``rate``, optionally after a
+    ``video`` track of the same length (or ``duration_ms``) and with further audio streams (``extra_audio``,
+    same layout). Whatever sample format the encoder wants is produced by PyAV's resampler, so any PCM or
+    compressed codec of FFmpeg's build works. ``audio_start_ms`` starts the audio after the video;
+    ``hole=(at_ms, length_ms)`` leaves the audio timeline empty for ``length_ms`` after ``at_ms`` (a paused
+    recorder)."""
+
+    channels: FloatArray | None
+    rate: int = AUDIO_RATE
+    codec: str = "aac"
+    container_format: str | None = None
+    layout: str | None = None
+    video: Video | None = None
+    duration_ms: int | None = None
+    audio_start_ms: int = 0
+    extra_audio: tuple[FloatArray, ...] = ()
+    options: dict[str, str] = field(default_factory=dict)
+    hole: tuple[int, int] | None = None
+
+    def write(self, path: Path) -> Path:
+        tracks = [
+            np.atleast_2d(np.asarray(t, dtype=np.float32)) for t in (self.channels, *self.extra_audio) if t is not None
+        ]
+        duration_ms = self.duration_ms
+        if duration_ms is None:
+            if not tracks:
+                raise ValueError("duration_ms is required without audio")
+            duration_ms = tracks[0].shape[1] * 1000 // self.rate + self.audio_start_ms
+        layout = (self.layout or {1: "mono", 2: "stereo", 6: "5.1"}[tracks[0].shape[0]]) if tracks else "mono"
+        with av.open(str(path), mode="w", format=self.container_format, options=self.options) as container:
+            video = (self.video, self.video.add_to(container)) if self.video is not None else None
+            streams = []
+            for _ in tracks:
+                added = container.add_stream(self.codec, rate=self.rate)
+                assert isinstance(added, av.AudioStream)
+                added.layout = layout
+                streams.append(added)
+            if video is not None:
+                video[0].write(container, video[1], duration_ms)
+            for stream, data in zip(streams, tracks, strict=True):
+                self._write_audio(container, stream, data)
+        return path
+
+    def _write_audio(
+        self, container: av.container.OutputContainer, stream: av.AudioStream, channels: FloatArray
+    ) -> None:
+        rate, layout = self.rate, stream.layout.name
+        start = rate * self.audio_start_ms // 1000
+        hole = (rate * self.hole[0] // 1000, rate * self.hole[1] // 1000) if self.hole else None
+        size = stream.codec_context.frame_size or 1024
+        resampler = av.AudioResampler(format=stream.codec_context.format.name, layout=layout, rate=rate)
+        for offset in range(0, channels.shape[1], size):
+            chunk = np.ascontiguousarray(channels[:, offset : offset + size], dtype=np.float32)
+            frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout=layout)
+            frame.sample_rate = rate
+            frame.pts = start + offset + (hole[1] if hole and offset >= hole[0] else 0)
+            frame.time_base = Fraction(1, rate)
+            for out in resampler.resample(frame):
+                for packet in stream.encode(out):
+                    container.mux(packet)
+        for out in resampler.resample(None):
+            for packet in stream.encode(out):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+
+
+def mp4(audio: FloatArray | None) -> MediaFile:
+    """An MP4 with a small H.264 video track and, when ``audio`` is given, an AAC track (change it with
+    :func:`dataclasses.replace`)."""
+    return MediaFile(audio, container_format="mp4", video=Video())
+
+
+def write_mp4(path: Path, audio: FloatArray | None) -> Path:
+    return mp4(audio).write(path)
 
 
 def speech_mp4(
-    path: Path, sentences: tuple[str, ...] | list[str] = SENTENCES, **kwargs: Any
+    path: Path, sentences: tuple[str, ...] | list[str] = SENTENCES, *, faststart: bool = False
 ) -> list[tuple[int, int, str]]:
     """An MP4 of the sentences spoken; returns where each sentence is (ms)."""
     audio, spans = speech_track(sentences)
-    write_mp4(path, audio, **kwargs)
+    replace(mp4(audio), options={"movflags": "faststart"} if faststart else {}).write(path)
     return spans
 
 
 def silent_mp4(path: Path, duration_ms: int = 2000) -> Path:
     """A valid MP4 with video only: no audio stream."""
-    return write_mp4(path, None, duration_ms=duration_ms)
+    return replace(mp4(None), duration_ms=duration_ms).write(path)
 
 
 def truncated_copy(source: Path, target: Path, keep: float = 0.5) -> Path:
@@ -207,86 +251,6 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     return float(jiwer.wer(reference, hypothesis, reference_transform=_NORMALIZE, hypothesis_transform=_NORMALIZE))
 
 
-def write_audio_file(
-    path: Path,
-    channels: FloatArray,
-    rate: int,
-    *,
-    codec: str,
-    container_format: str | None = None,
-    layout: str | None = None,
-    video: tuple[str, int] | None = None,
-    duration_ms: int | None = None,
-    audio_start_ms: int = 0,
-    extra_audio: list[FloatArray] | None = None,
-    options: dict[str, str] | None = None,
-    hole: tuple[int, int] | None = None,
-    vfr: bool = False,
-    size: tuple[int, int] = (160, 120),
-) -> Path:
-    """A media file whose audio is ``channels`` (shape ``(n_channels, n_samples)``, float in [-1, 1]) encoded
-    with ``codec`` at ``rate``, optionally after a small video track ``(codec, fps)`` of the same length and
-    with further audio streams (``extra_audio``, same layout). Whatever sample format the encoder wants is
-    produced by PyAV's resampler, so any PCM or compressed codec of FFmpeg's build works. ``hole=(at_ms,
-    length_ms)`` leaves the audio timeline empty for ``length_ms`` after ``at_ms`` (a paused recorder);
-    ``vfr`` writes the video at a variable frame rate (give ``video=(codec, 1000)``: a millisecond clock);
-    ``size`` is the video's width and height."""
-    channels = np.atleast_2d(np.asarray(channels, dtype=np.float32))
-    layout = layout or {1: "mono", 2: "stereo", 6: "5.1"}[channels.shape[0]]
-    if duration_ms is None:
-        duration_ms = channels.shape[1] * 1000 // rate + audio_start_ms
-    with av.open(str(path), mode="w", format=container_format, options=options or {}) as container:
-        video_stream: av.VideoStream | None = None
-        if video is not None:
-            added_video = container.add_stream(video[0], rate=video[1])
-            assert isinstance(added_video, av.VideoStream)
-            video_stream = added_video
-            video_stream.width, video_stream.height = size
-            video_stream.pix_fmt = "yuv420p"
-        streams = []
-        for _ in range(1 + len(extra_audio or [])):
-            added = container.add_stream(codec, rate=rate)
-            assert isinstance(added, av.AudioStream)
-            added.layout = layout
-            streams.append(added)
-        if video_stream is not None and video is not None:
-            _write_video(container, video_stream, duration_ms, video[1], size, vfr=vfr)
-        for stream, data in zip(streams, [channels, *(np.atleast_2d(e) for e in extra_audio or [])], strict=True):
-            start = rate * audio_start_ms // 1000
-            gap = (rate * hole[0] // 1000, rate * hole[1] // 1000) if hole else None
-            _write_channels(container, stream, data, rate=rate, layout=layout, start_sample=start, hole=gap)
-    return path
-
-
-def _write_channels(
-    container: av.container.OutputContainer,
-    stream: av.AudioStream,
-    channels: FloatArray,
-    *,
-    rate: int,
-    layout: str,
-    start_sample: int,
-    hole: tuple[int, int] | None = None,
-) -> None:
-    size = stream.codec_context.frame_size or 1024
-    target = stream.codec_context.format.name
-    resampler = av.AudioResampler(format=target, layout=layout, rate=rate)
-    for offset in range(0, channels.shape[1], size):
-        chunk = np.ascontiguousarray(channels[:, offset : offset + size], dtype=np.float32)
-        frame = av.AudioFrame.from_ndarray(chunk, format="fltp", layout=layout)
-        frame.sample_rate = rate
-        frame.pts = start_sample + offset + (hole[1] if hole and offset >= hole[0] else 0)
-        frame.time_base = Fraction(1, rate)
-        for out in resampler.resample(frame):
-            for packet in stream.encode(out):
-                container.mux(packet)
-    for out in resampler.resample(None):
-        for packet in stream.encode(out):
-            container.mux(packet)
-    for packet in stream.encode(None):
-        container.mux(packet)
-
-
 @functools.cache
 def spoken(
     sentences: tuple[str, ...],
@@ -294,13 +258,11 @@ def spoken(
     *,
     voice: str = "en-us",
     words_per_minute: int = 150,
-    lead_ms: int = 500,
-    gap_ms: int = 700,
 ) -> tuple[FloatArray, list[tuple[int, int, str]]]:
     """Sentences spoken by espeak-ng at ``rate`` (made once per process, shared by every test), and where
     each sentence's sound really is: ``(onset_ms, offset_ms, text)`` measured on the samples, without the
     silence espeak puts around its words."""
-    parts: list[FloatArray] = [np.zeros(rate * lead_ms // 1000, dtype=np.float32)]
+    parts: list[FloatArray] = [np.zeros(rate * _LEAD_MS // 1000, dtype=np.float32)]
     truth: list[tuple[int, int, str]] = []
     position = len(parts[0])
     for index, sentence in enumerate(sentences):
@@ -310,7 +272,7 @@ def spoken(
         truth.append(((position + sound[0]) * 1000 // rate, (position + sound[-1]) * 1000 // rate, sentence))
         parts.append(pcm)
         position += len(pcm)
-        parts.append(np.zeros(rate * (gap_ms if index < len(sentences) - 1 else lead_ms) // 1000, dtype=np.float32))
+        parts.append(np.zeros(rate * (_GAP_MS if index < len(sentences) - 1 else _LEAD_MS) // 1000, dtype=np.float32))
         position += len(parts[-1])
     return np.concatenate(parts), truth
 

@@ -16,7 +16,14 @@ from typing import Any, Self
 from pydantic import Field, field_validator, model_validator
 
 from agent_app.clock import clock_text
-from agent_app.media import Transcript, TranscriptionError, TranscriptSegment, language_code, transcribe_asset
+from agent_app.media import (
+    Transcript,
+    TranscriptionError,
+    TranscriptionRequest,
+    TranscriptSegment,
+    language_code,
+    transcribe_asset,
+)
 from agent_app.plugins import hookimpl
 from agent_app.tool_args import ToolArgs
 from agent_app.types import MediaAsset, ToolDefinition, ToolEnvironment
@@ -141,9 +148,9 @@ def transcribe_video(args: TranscribeVideoArgs, env: ToolEnvironment) -> dict[st
     """``{assetId, durationMs, language, text, segments: [{startMs, endMs, text}], cached, ...}``, bounded
     in size; raises a user-grade error naming the asset when it cannot transcribe."""
     asset = resolve_asset(args.asset_id, env)
-    start_ms = round(args.start_ms) if args.start_ms is not None else None
     end_ms = round(args.end_ms) if args.end_ms is not None else None
-    transcript, cached = transcribe_asset(env, asset, language=args.language, start_ms=start_ms, end_ms=end_ms)
+    request = TranscriptionRequest(args.language, round(args.start_ms or 0), end_ms)
+    transcript, cached = transcribe_asset(env, asset, request)
     return tool_result(asset, transcript, cached)
 
 

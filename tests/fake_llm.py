@@ -45,9 +45,9 @@ at the end. :func:`streamed` scripts it (pieces, pauses, a cut connection, a mal
 event, usage ignored); :func:`not_streamed` or ``server.streaming = False`` answer whole, as a server that
 cannot stream does. Verbatim bodies (:func:`json_reply`, :func:`raw_reply`, errors) always go out whole::
 
-    fake_llm.chat.push(streamed(openai_text("Hello world"), pieces=5, delay_seconds=0.05))
-    fake_llm.chat.push(streamed(openai_text("Hello world"), fault="cut", fault_after=2))
-    fake_llm.gemini.push(streamed(gemini_text("Hi", thought_signature=b"s"), signature="empty-part"))
+    fake_llm.chat.push(streamed(openai_text("Hello world"), StreamScript(pieces=5, delay_seconds=0.05)))
+    fake_llm.chat.push(streamed(openai_text("Hello world"), StreamScript(fault="cut", fault_after=2)))
+    fake_llm.gemini.push(streamed(gemini_text("Hi", thought_signature=b"s"), StreamScript(signature="empty-part")))
 
 Builders: :func:`openai_text`, :func:`openai_tool_calls` + :func:`tool_call` (``arguments`` may be a raw
 string to send malformed JSON), :func:`gemini_text`, :func:`gemini_function_calls` + :func:`gemini_call`,
@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import json
 import re
 import threading
@@ -98,10 +99,7 @@ from urllib.parse import parse_qs, urlsplit
 from tests.fake_llm_streams import (
     DEFAULT_STREAM,
     MALFORMED,
-    Fault,
-    SignaturePlacement,
     StreamScript,
-    UsageMode,
     gemini_error_event,
     gemini_stream_events,
     openai_error_event,
@@ -400,30 +398,9 @@ def delayed(reply: Reply, seconds: float) -> Reply:
     return dataclasses.replace(reply, delay_seconds=seconds)
 
 
-def streamed(
-    reply: Reply,
-    *,
-    pieces: int = 3,
-    delay_seconds: float = 0.0,
-    fault: Fault | None = None,
-    fault_after: int = 0,
-    error_message: str = "fake stream error",
-    usage: UsageMode = "separate",
-    signature: SignaturePlacement = "on-text",
-) -> Reply:
-    """``reply`` (an :func:`openai_completion` or :func:`gemini_response`), streamed as scripted when the
-    request asks for a stream: text in ``pieces`` with ``delay_seconds`` between events; after ``fault_after``
-    events a ``fault`` (``"cut"``, ``"malformed"``, ``"error"``); ``usage`` and Gemini's ``signature``
-    placement as :class:`~tests.fake_llm_streams.StreamScript` describes."""
-    script = StreamScript(
-        pieces=pieces,
-        delay_seconds=delay_seconds,
-        fault=fault,
-        fault_after=fault_after,
-        error_message=error_message,
-        usage=usage,
-        signature=signature,
-    )
+def streamed(reply: Reply, script: StreamScript = DEFAULT_STREAM) -> Reply:
+    """``reply`` (an :func:`openai_completion` or :func:`gemini_response`), streamed as ``script`` says when
+    the request asks for a stream."""
     return dataclasses.replace(reply, stream=script)
 
 
@@ -639,8 +616,7 @@ class FakeLLMServer:
     # lifecycle
 
     def start(self) -> FakeLLMServer:
-        handler = _make_handler(self)
-        self._httpd = _Server(("127.0.0.1", 0), handler)
+        self._httpd = _Server(("127.0.0.1", 0), functools.partial(_Handler, self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-llm", daemon=True
@@ -761,81 +737,84 @@ class FakeLLMServer:
         return not self._stopping.wait(seconds)
 
 
-def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+class _Handler(BaseHTTPRequestHandler):
+    """Serves one connection of ``fake``: records each request and answers it as scripted."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: tests assert on recorded requests, not on stderr."""
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
-        def handle(self) -> None:
-            try:
-                super().handle()
-            except (ConnectionResetError, BrokenPipeError):  # a client dropped a kept-alive connection
-                self.close_connection = True
+    def __init__(self, fake: FakeLLMServer, *args: Any) -> None:
+        self.fake = fake  # before the base class, which serves the connection inside __init__
+        super().__init__(*args)
 
-        def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            headers = {name.lower(): value for name, value in self.headers.items()}
-            reply, request = server._handle(self.command, self.path, headers, body)
-            try:
-                self._answer(reply, request)
-            finally:
-                request.answered.set()
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests assert on recorded requests, not on stderr."""
 
-        def _answer(self, reply: Reply, request: RecordedRequest) -> None:
-            if reply.delay_seconds and not server._wait(reply.delay_seconds):
-                self.close_connection = True
-                return
-            stream = server.stream_events(request, reply)
-            if stream is not None:
-                self._stream(reply, request, *stream)
-                return
-            try:
-                self.send_response(reply.status)
-                self.send_header("Content-Type", reply.content_type)
-                self.send_header("Content-Length", str(len(reply.body)))
-                for name, value in reply.headers:
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(reply.body)
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ConnectionResetError, BrokenPipeError):  # a client dropped a kept-alive connection
+            self.close_connection = True
 
-        def _stream(self, reply: Reply, request: RecordedRequest, events: list[bytes], ending: bytes | None) -> None:
-            """``events`` as a chunked ``text/event-stream`` body (how providers stream), each written and
-            flushed on its own; ``ending`` closes it, or, when ``None`` and the script has a fault, the
-            connection is dropped without the body's last chunk."""
-            assert reply.stream is not None
-            request.streamed = True
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Transfer-Encoding", "chunked")
-                for name, value in reply.headers:
-                    self.send_header(name, value)
-                self.end_headers()
-                for index, data in enumerate([*events, *([ending] if ending is not None else [])]):
-                    if index and reply.stream.delay_seconds and not server._wait(reply.stream.delay_seconds):
-                        self.close_connection = True
-                        return
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                    self.wfile.flush()
-                    request.event_times.append(time.perf_counter())
-                    request.events_sent += 1
-                if ending is None and reply.stream.fault == "cut":
-                    self.close_connection = True  # dropped mid-body: the connection cannot be reused
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        reply, request = self.fake._handle(self.command, self.path, headers, body)
+        try:
+            self._answer(reply, request)
+        finally:
+            request.answered.set()
+
+    def _answer(self, reply: Reply, request: RecordedRequest) -> None:
+        if reply.delay_seconds and not self.fake._wait(reply.delay_seconds):
+            self.close_connection = True
+            return
+        stream = self.fake.stream_events(request, reply)
+        if stream is not None:
+            self._stream(reply, request, *stream)
+            return
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", reply.content_type)
+            self.send_header("Content-Length", str(len(reply.body)))
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(reply.body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _stream(self, reply: Reply, request: RecordedRequest, events: list[bytes], ending: bytes | None) -> None:
+        """``events`` as a chunked ``text/event-stream`` body (how providers stream), each written and
+        flushed on its own; ``ending`` closes it, or, when ``None`` and the script has a fault, the
+        connection is dropped without the body's last chunk."""
+        assert reply.stream is not None
+        request.streamed = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self.end_headers()
+            for index, data in enumerate([*events, *([ending] if ending is not None else [])]):
+                if index and reply.stream.delay_seconds and not self.fake._wait(reply.stream.delay_seconds):
+                    self.close_connection = True
                     return
-                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError):
-                request.closed_by_client = True
-                self.close_connection = True
+                request.event_times.append(time.perf_counter())
+                request.events_sent += 1
+            if ending is None and reply.stream.fault == "cut":
+                self.close_connection = True  # dropped mid-body: the connection cannot be reused
+                return
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            request.closed_by_client = True
+            self.close_connection = True
 
-        do_POST = _serve  # noqa: N815 - the stdlib's dispatch names
-        do_GET = _serve  # noqa: N815
-
-    return Handler
+    do_POST = _serve  # noqa: N815 - the stdlib's dispatch names
+    do_GET = _serve  # noqa: N815

@@ -8,7 +8,7 @@ from pathlib import Path
 import av
 import numpy as np
 
-from bench.media_factory import FloatArray, write_audio_file
+from bench.media_factory import FloatArray, MediaFile, Video
 
 
 def _tone(seconds: float, rate: int) -> FloatArray:
@@ -19,12 +19,12 @@ def _tone(seconds: float, rate: int) -> FloatArray:
 
 def make_video(path: Path, *, seconds: float = 1.0, fps: int = 10) -> Path:
     """An H.264 MP4 (64×48) of a moving grey ramp and a 440 Hz AAC tone."""
-    return write_audio_file(path, _tone(seconds, 16_000), 16_000, codec="aac", video=("libx264", fps), size=(64, 48))
+    return MediaFile(_tone(seconds, 16_000), 16_000, codec="aac", video=Video("libx264", fps, (64, 48))).write(path)
 
 
 def make_wav(path: Path, *, seconds: float = 1.0, rate: int = 16_000) -> Path:
     """A mono 16-bit PCM WAV of a 440 Hz tone."""
-    return write_audio_file(path, _tone(seconds, rate), rate, codec="pcm_s16le", container_format="wav")
+    return MediaFile(_tone(seconds, rate), rate, codec="pcm_s16le", container_format="wav").write(path)
 
 
 def make_png(path: Path) -> Path:

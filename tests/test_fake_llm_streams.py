@@ -23,7 +23,7 @@ from tests.fake_llm import (
     streamed,
     tool_call,
 )
-from tests.fake_llm_streams import split_text
+from tests.fake_llm_streams import StreamScript, split_text
 
 USER: list[openai.types.chat.ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 
@@ -81,7 +81,7 @@ def test_openai_stream_assembles_to_the_same_completion_the_whole_answer_is(fake
 def test_openai_stream_usage_follows_stream_options_or_the_script(
     fake_llm: FakeLLMServer, usage: str, include: bool, where: str | None
 ) -> None:
-    fake_llm.chat.push(streamed(openai_text("Hi"), usage=usage))  # type: ignore[arg-type]
+    fake_llm.chat.push(streamed(openai_text("Hi"), StreamScript(usage=usage)))  # type: ignore[arg-type]
     chunks = list(
         _openai(fake_llm).chat.completions.create(
             model="m", messages=USER, stream=True, stream_options={"include_usage": include}
@@ -102,7 +102,7 @@ def test_openai_stream_usage_follows_stream_options_or_the_script(
 def test_openai_stream_faults_reach_the_sdk_after_the_first_pieces(
     fake_llm: FakeLLMServer, fault: str, error: type[Exception]
 ) -> None:
-    fake_llm.chat.push(streamed(openai_text("Hello world"), fault=fault, fault_after=3))  # type: ignore[arg-type]
+    fake_llm.chat.push(streamed(openai_text("Hello world"), StreamScript(fault=fault, fault_after=3)))  # type: ignore[arg-type]
     received: list[str] = []
     with pytest.raises(error):
         for chunk in _openai(fake_llm).chat.completions.create(model="m", messages=USER, stream=True):
@@ -123,7 +123,7 @@ def test_a_server_that_cannot_stream_answers_whole(fake_llm: FakeLLMServer) -> N
 
 
 def test_stream_pieces_are_paced_and_a_client_that_closes_early_is_recorded(fake_llm: FakeLLMServer) -> None:
-    fake_llm.chat.push(streamed(openai_text("x" * 40), pieces=20, delay_seconds=0.05))
+    fake_llm.chat.push(streamed(openai_text("x" * 40), StreamScript(pieces=20, delay_seconds=0.05)))
     stream = _openai(fake_llm).chat.completions.create(model="m", messages=USER, stream=True)
     started = time.monotonic()
     next(stream), next(stream), next(stream)
@@ -152,7 +152,9 @@ def test_gemini_stream_sends_pieces_then_whole_calls_with_their_signatures(fake_
 
 
 def test_gemini_text_signature_can_come_on_an_empty_part_of_its_own(fake_llm: FakeLLMServer) -> None:
-    fake_llm.gemini.push(streamed(gemini_text("Hi there", thought_signature=b"sig"), signature="empty-part"))
+    fake_llm.gemini.push(
+        streamed(gemini_text("Hi there", thought_signature=b"sig"), StreamScript(signature="empty-part"))
+    )
     client = _gemini(fake_llm)  # kept referenced: a collected client closes its transport
     responses = list(client.models.generate_content_stream(model="g", contents="x"))
     parts = [part for r in responses for part in (r.candidates or [])[0].content.parts or []]  # type: ignore[union-attr]
@@ -168,7 +170,7 @@ def test_gemini_text_signature_can_come_on_an_empty_part_of_its_own(fake_llm: Fa
     ],
 )
 def test_gemini_stream_faults_reach_the_async_sdk(fake_llm: FakeLLMServer, fault: str, error: str) -> None:
-    fake_llm.gemini.push(streamed(gemini_text("Hello world"), fault=fault, fault_after=2))  # type: ignore[arg-type]
+    fake_llm.gemini.push(streamed(gemini_text("Hello world"), StreamScript(fault=fault, fault_after=2)))  # type: ignore[arg-type]
     received: list[str] = []
 
     async def read() -> None:

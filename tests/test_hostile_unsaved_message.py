@@ -49,8 +49,10 @@ def _requests(fake: FakeLLMServer, provider: str) -> int:
 
 
 @contextlib.contextmanager
-def _fault(cause: str, data_dir: Path, mount: Path | None) -> Iterator[None]:
-    """The fault, on for the block and gone after it."""
+def _fault(cause: str, base: Path) -> Iterator[None]:
+    """The fault, on for the block and gone after it; ``base`` holds the data directory (for a full or
+    read-only disk it is the mount point of a small tmpfs)."""
+    data_dir = base / "data"
     if cause == "busy":
         blocker = sqlite3.connect(data_dir / "agent.sqlite3", isolation_level=None)
         blocker.execute("BEGIN IMMEDIATE")  # another writer holds the database past the busy timeout
@@ -60,23 +62,21 @@ def _fault(cause: str, data_dir: Path, mount: Path | None) -> Iterator[None]:
             blocker.execute("ROLLBACK")
             blocker.close()
     elif cause == "full":
-        assert mount is not None
         checkpoint = sqlite3.connect(data_dir / "agent.sqlite3", isolation_level=None)
         checkpoint.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the next write must grow the WAL file
         checkpoint.close()
-        filler = fill(mount)
+        filler = fill(base)
         try:
             yield
         finally:
             filler.unlink()
     else:
-        assert mount is not None
         close_connections_to(data_dir)
-        set_read_only(mount, True)
+        set_read_only(base, True)
         try:
             yield
         finally:
-            set_read_only(mount, False)
+            set_read_only(base, False)
 
 
 def _stored(data_dir: Path, conversation_id: str) -> list[tuple[str, str]]:
@@ -88,7 +88,7 @@ def _stored(data_dir: Path, conversation_id: str) -> list[tuple[str, str]]:
 
 
 def _check_fault_then_retry(
-    cause: str, provider: str, fake: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, base: Path, *, mount: Path | None
+    cause: str, provider: str, fake: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, base: Path
 ) -> None:
     data_dir = base / "data"
     configure_env(monkeypatch, data_dir, fake)
@@ -101,7 +101,7 @@ def _check_fault_then_retry(
     conversation_id = at.query_params["chat"]
     assert bubbles(at) == TURNS
 
-    with _fault(cause, data_dir, mount):
+    with _fault(cause, base):
         send(at, QUESTION)
         [error] = texts(at.main.error)
         assert "could not be saved" in error, error
@@ -127,7 +127,7 @@ PROVIDERS = ["openai-compatible", "gemini"]
 def test_message_unsaved_while_the_database_is_busy_is_saved_in_order_on_retry(
     provider: str, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    _check_fault_then_retry("busy", provider, fake_llm, monkeypatch, tmp_path, mount=None)
+    _check_fault_then_retry("busy", provider, fake_llm, monkeypatch, tmp_path)
 
 
 @requires_root
@@ -137,7 +137,7 @@ def test_message_unsaved_on_a_full_or_read_only_disk_is_saved_in_order_on_retry(
     cause: str, provider: str, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     with tmpfs(tmp_path / "disk", 4096) as mount:
-        _check_fault_then_retry(cause, provider, fake_llm, monkeypatch, mount, mount=mount)
+        _check_fault_then_retry(cause, provider, fake_llm, monkeypatch, mount)
 
 
 def test_an_answer_unsaved_while_busy_is_saved_on_retry_without_asking_the_model_again(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_app.storage import SqliteStorage
-from bench.media_factory import tone_track, write_audio_file
+from bench.media_factory import MediaFile, tone_track
 from tests.fake_llm import FakeLLMServer
 from tests.hostile_support import close_connections_to, fill, requires_root, set_read_only, tmpfs
 from tests.media_samples import make_wav
@@ -98,7 +98,7 @@ def _wav_declaring(hours: float, payload_bytes: int) -> bytes:
 
 def _mp3_declaring(hours: float, tmp_path: Path) -> bytes:
     """A real 3 s MP3 whose Xing/Info header claims enough frames for ``hours`` (FFmpeg believes it)."""
-    path = write_audio_file(tmp_path / "src.mp3", tone_track(3000, 500), 16_000, codec="libmp3lame")
+    path = MediaFile(tone_track(3000, 500), 16_000, codec="libmp3lame").write(tmp_path / "src.mp3")
     data = bytearray(path.read_bytes())
     header = max(data.find(b"Xing"), data.find(b"Info"))
     assert header > 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from agent_app.media.chunking import FloatArray, split_points
 from agent_app.media.encode import encode_ogg_opus, encoded_chunks
 from agent_app.media.media_errors import NoAudioStreamError, TruncatedMediaError, UnreadableMediaError
 from agent_app.media.sample_placement import SAMPLE_RATE
-from bench.media_factory import not_media, silent_mp4, tone_track, truncated_copy, write_mp4
+from bench.media_factory import Video, mp4, not_media, silent_mp4, tone_track, truncated_copy, write_mp4
 
 TOLERANCE_MS = 50
 
@@ -44,14 +45,14 @@ def test_extracts_the_whole_audio_as_16khz_mono(tone_video: Path) -> None:
 @pytest.mark.parametrize(("video_codec", "tone_at_ms"), [("libx264", 1000), ("mpeg4", 2345), ("libx264", 40)])
 def test_aac_priming_does_not_shift_timestamps(tmp_path: Path, video_codec: str, tone_at_ms: int) -> None:
     """AAC encoders prepend ~1024 priming samples; a tone at a known time must be found at that time."""
-    path = write_mp4(tmp_path / "tone.mp4", tone_track(3000, tone_at_ms), video_codec=video_codec)
+    path = replace(mp4(tone_track(3000, tone_at_ms)), video=Video(video_codec)).write(tmp_path / "tone.mp4")
     clip = extract_audio(path)
     assert onset_ms(clip.samples) == pytest.approx(tone_at_ms, abs=TOLERANCE_MS)
 
 
 def test_an_audio_track_starting_after_the_video_keeps_player_times(tmp_path: Path) -> None:
     """The track starts 500 ms into the media and its tone 1000 ms into the track: 1500 ms in the player."""
-    path = write_mp4(tmp_path / "late.mp4", tone_track(3000, 1000), duration_ms=4000, audio_start_ms=500)
+    path = replace(mp4(tone_track(3000, 1000)), duration_ms=4000, audio_start_ms=500).write(tmp_path / "late.mp4")
     clip = extract_audio(path)
     assert onset_ms(clip.samples) == pytest.approx(1500, abs=TOLERANCE_MS)
     assert float(np.abs(clip.samples[: SAMPLE_RATE * 4 // 10]).max()) == 0.0  # padded with silence
@@ -99,7 +100,7 @@ def test_truncated_file_with_index_at_the_end_is_unreadable(tone_video: Path, tm
 
 def test_truncated_file_with_index_first_is_reported_as_damaged(tmp_path: Path) -> None:
     """A faststart MP4 cut short still opens; the missing tail must not pass as a complete transcript."""
-    source = write_mp4(tmp_path / "fast.mp4", tone_track(4000, 1000), faststart=True)
+    source = replace(mp4(tone_track(4000, 1000)), options={"movflags": "faststart"}).write(tmp_path / "fast.mp4")
     with pytest.raises((UnreadableMediaError, TruncatedMediaError), match=r"damaged|incomplete"):
         extract_audio(truncated_copy(source, tmp_path / "cut.mp4", keep=0.6))
 
@@ -117,7 +118,7 @@ def test_streamed_pieces_match_the_whole_extraction(tone_video: Path) -> None:
 
 
 def test_damage_found_while_streaming_is_raised_from_the_iteration(tmp_path: Path) -> None:
-    source_file = write_mp4(tmp_path / "fast.mp4", tone_track(4000, 1000), faststart=True)
+    source_file = replace(mp4(tone_track(4000, 1000)), options={"movflags": "faststart"}).write(tmp_path / "fast.mp4")
     source = AudioSource(truncated_copy(source_file, tmp_path / "cut.mp4", keep=0.6))  # opens fine
     with pytest.raises((UnreadableMediaError, TruncatedMediaError)):
         list(source.chunks(max_chunk_s=1.0, search_s=0.2))

@@ -26,6 +26,7 @@ from tests.fake_llm import (
     tool_call,
     transcription_reply,
 )
+from tests.fake_llm_streams import StreamScript
 from tests.media_samples import make_video
 from tests.page_support import (
     bubbles,
@@ -468,7 +469,7 @@ def test_stop_while_the_model_answers_then_a_normal_next_question(data_dir: Path
 
 def test_streamed_text_shows_in_pieces_before_the_answer_is_complete(data_dir: Path, fake_llm: FakeLLMServer) -> None:
     answer = "one two three four five six"
-    fake_llm.chat.push(streamed(openai_text(answer), pieces=6, delay_seconds=0.5))
+    fake_llm.chat.push(streamed(openai_text(answer), StreamScript(pieces=6, delay_seconds=0.5)))
     at = new_page()
     at.chat_input(key="chat_prompt").set_value("Count").run()
     seen: list[str] = []

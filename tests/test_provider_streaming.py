@@ -29,6 +29,7 @@ from tests.fake_llm import (
     streamed,
     tool_call,
 )
+from tests.fake_llm_streams import StreamScript
 
 HELLO = ChatRequest(messages=[ChatMessage(role="user", content="Hello")])
 TEXT = "Hello there, streamed world"
@@ -51,7 +52,7 @@ def provider(request: pytest.FixtureRequest) -> tuple[str, FakeLLMServer]:
 
 def test_text_arrives_in_pieces_before_the_answer_with_its_usage(provider: tuple[str, FakeLLMServer]) -> None:
     name, server = provider
-    _script(server, name)(streamed(_text_reply(name), pieces=4, delay_seconds=0.05))
+    _script(server, name)(streamed(_text_reply(name), StreamScript(pieces=4, delay_seconds=0.05)))
     pieces: list[tuple[str, float]] = []
     answer = handle_chat(HELLO, on_text=lambda delta: pieces.append((delta, time.monotonic())))
     finished = time.monotonic()
@@ -62,7 +63,7 @@ def test_text_arrives_in_pieces_before_the_answer_with_its_usage(provider: tuple
 
 
 def _both_ways(server: FakeLLMServer, name: str, reply: Reply, **stream: object) -> tuple[ChatResponse, ChatResponse]:
-    _script(server, name)(not_streamed(reply), streamed(reply, **stream))  # type: ignore[arg-type]
+    _script(server, name)(not_streamed(reply), streamed(reply, StreamScript(**stream)))  # type: ignore[arg-type]
     whole = handle_chat(HELLO)
     in_pieces = handle_chat(HELLO)
     recorded = server.chat.requests if name == "openai" else server.gemini.requests
@@ -112,7 +113,7 @@ def test_gemini_calls_and_signatures_are_stored_as_a_whole_answer_stores_them(
 def test_a_server_ignoring_stream_options_or_sending_usage_anywhere_still_answers(
     openai_llm: FakeLLMServer, usage: str
 ) -> None:
-    openai_llm.chat.push(streamed(openai_text(TEXT), usage=usage))  # type: ignore[arg-type]
+    openai_llm.chat.push(streamed(openai_text(TEXT), StreamScript(usage=usage)))  # type: ignore[arg-type]
     answer = handle_chat(HELLO)
     assert answer.content == TEXT
     assert answer.usage == (None if usage == "none" else USAGE)
@@ -134,7 +135,7 @@ def test_a_broken_stream_is_a_provider_error_keeping_the_text_so_far(
 ) -> None:
     name, server = provider
     after = 3 if name == "openai" else 2  # OpenAI's first chunk carries only the role
-    _script(server, name)(streamed(_text_reply(name), pieces=4, fault=fault, fault_after=after))  # type: ignore[arg-type]
+    _script(server, name)(streamed(_text_reply(name), StreamScript(pieces=4, fault=fault, fault_after=after)))  # type: ignore[arg-type]
     pieces: list[str] = []
     with pytest.raises(ChatError) as caught:
         handle_chat(HELLO, on_text=pieces.append)
@@ -147,7 +148,7 @@ def test_cancel_closes_the_provider_response_at_once_keeping_the_text_so_far(
     provider: tuple[str, FakeLLMServer],
 ) -> None:
     name, server = provider
-    _script(server, name)(streamed(_text_reply(name, "x" * 40), pieces=40, delay_seconds=0.2))
+    _script(server, name)(streamed(_text_reply(name, "x" * 40), StreamScript(pieces=40, delay_seconds=0.2)))
     cancel = threading.Event()
     pieces: list[str] = []
 
@@ -212,7 +213,7 @@ def test_awaiting_callers_get_answers_on_their_own_loops_and_cancelling_closes_t
         assert answer.content == "".join(pieces) == text
 
     async def cancelled() -> list[str]:
-        _script(server, name)(streamed(_text_reply(name, "x" * 40), pieces=40, delay_seconds=0.2))
+        _script(server, name)(streamed(_text_reply(name, "x" * 40), StreamScript(pieces=40, delay_seconds=0.2)))
         seen: list[str] = []
         task = asyncio.ensure_future(adapter.achat(HELLO.messages, on_text=seen.append))
         while len(seen) < 2:

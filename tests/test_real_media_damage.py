@@ -17,7 +17,7 @@ import pytest
 
 from agent_app.media import TranscriptionError
 from agent_app.storage import AssetRejectedError
-from bench.media_factory import SENTENCES, espeak_available, spoken, truncated_copy, word_error_rate, write_audio_file
+from bench.media_factory import SENTENCES, MediaFile, Video, espeak_available, spoken, truncated_copy, word_error_rate
 from tests.transcribe_support import transcribe_upload
 
 pytestmark = [
@@ -34,14 +34,14 @@ def originals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("originals")
     voice = spoken(TWO, 48_000)[0][None]
     return {
-        "index-last.mp4": write_audio_file(folder / "a.mp4", voice, 48_000, codec="aac", video=("libx264", 10)),
-        "index-first.mp4": write_audio_file(
-            folder / "b.mp4", voice, 48_000, codec="aac", video=("libx264", 10), options={"movflags": "faststart"}
-        ),
-        "podcast.mp3": write_audio_file(folder / "c.mp3", voice, 48_000, codec="libmp3lame"),
-        "recording.wav": write_audio_file(folder / "d.wav", voice, 48_000, codec="pcm_s16le"),
-        "browser.webm": write_audio_file(folder / "e.webm", voice, 48_000, codec="libopus", video=("libvpx", 10)),
-        "obs.mkv": write_audio_file(folder / "f.mkv", voice, 48_000, codec="flac", video=("libx264", 10)),
+        "index-last.mp4": MediaFile(voice, 48_000, codec="aac", video=Video("libx264", 10)).write(folder / "a.mp4"),
+        "index-first.mp4": MediaFile(
+            voice, 48_000, codec="aac", video=Video("libx264", 10), options={"movflags": "faststart"}
+        ).write(folder / "b.mp4"),
+        "podcast.mp3": MediaFile(voice, 48_000, codec="libmp3lame").write(folder / "c.mp3"),
+        "recording.wav": MediaFile(voice, 48_000, codec="pcm_s16le").write(folder / "d.wav"),
+        "browser.webm": MediaFile(voice, 48_000, codec="libopus", video=Video("libvpx", 10)).write(folder / "e.webm"),
+        "obs.mkv": MediaFile(voice, 48_000, codec="flac", video=Video("libx264", 10)).write(folder / "f.mkv"),
     }
 
 

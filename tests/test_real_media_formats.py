@@ -19,10 +19,11 @@ from agent_app.storage import AssetRejectedError
 from bench.media_factory import (
     SENTENCES,
     FloatArray,
+    MediaFile,
+    Video,
     espeak_available,
     spoken,
     word_error_rate,
-    write_audio_file,
 )
 from tests.media_samples import make_png
 from tests.transcribe_support import transcribe_upload
@@ -59,27 +60,27 @@ Maker = Callable[[Path], Path]
 
 
 def mono(rate: int, codec: str, **kwargs: Any) -> Maker:
-    return lambda path: write_audio_file(path, speech(rate)[None], rate, codec=codec, **kwargs)
+    return lambda path: MediaFile(speech(rate)[None], rate, codec=codec, **kwargs).write(path)
 
 
 def channels(rate: int, codec: str, count: int, **kwargs: Any) -> Maker:
-    return lambda path: write_audio_file(path, np.vstack([speech(rate) * 0.5] * count), rate, codec=codec, **kwargs)
+    return lambda path: MediaFile(np.vstack([speech(rate) * 0.5] * count), rate, codec=codec, **kwargs).write(path)
 
 
 UPLOADS: dict[str, Maker] = {
-    "phone.mp4": mono(48_000, "aac", video=("libx264", 30)),
-    "camera.mov": mono(48_000, "aac", video=("libx264", 25)),
-    "studio.mov": mono(48_000, "pcm_s16le", video=("libx264", 25)),
-    "browser-vp8.webm": mono(48_000, "libopus", video=("libvpx", 10)),
-    "browser-vp9.webm": mono(48_000, "libopus", video=("libvpx-vp9", 10)),
-    "obs.mkv": mono(48_000, "flac", video=("libx264", 10)),
-    "film-ac3-5.1.mkv": channels(48_000, "ac3", 6, video=("libx264", 10)),
+    "phone.mp4": mono(48_000, "aac", video=Video("libx264", 30)),
+    "camera.mov": mono(48_000, "aac", video=Video("libx264", 25)),
+    "studio.mov": mono(48_000, "pcm_s16le", video=Video("libx264", 25)),
+    "browser-vp8.webm": mono(48_000, "libopus", video=Video("libvpx", 10)),
+    "browser-vp9.webm": mono(48_000, "libopus", video=Video("libvpx-vp9", 10)),
+    "obs.mkv": mono(48_000, "flac", video=Video("libx264", 10)),
+    "film-ac3-5.1.mkv": channels(48_000, "ac3", 6, video=Video("libx264", 10)),
     "podcast.mp3": mono(44_100, "libmp3lame"),
     "voice-note.m4a": mono(44_100, "aac", container_format="ipod"),
     "voice-note.ogg": mono(48_000, "libopus"),
     "voice-note.opus": mono(48_000, "libopus", container_format="ogg"),
     "archive.flac": mono(44_100, "flac"),
-    "camcorder.mts": mono(48_000, "aac", container_format="mpegts", video=("mpeg2video", 25)),
+    "camcorder.mts": mono(48_000, "aac", container_format="mpegts", video=Video("mpeg2video", 25)),
     "s16-stereo.wav": channels(44_100, "pcm_s16le", 2),
     "s24.wav": mono(48_000, "pcm_s24le"),
     "f32.wav": mono(48_000, "pcm_f32le"),
@@ -99,7 +100,7 @@ def test_an_upload_of_each_common_format_is_transcribed_with_times(name: str, tm
 
 def test_an_mp3_with_id3_tags_and_cover_art_is_audio_and_transcribed(tmp_path: Path) -> None:
     """The cover picture is a 'video' stream of one still image: not a video, and not in the way."""
-    plain = write_audio_file(tmp_path / "plain.mp3", speech(44_100)[None], 44_100, codec="libmp3lame")
+    plain = MediaFile(speech(44_100)[None], 44_100, codec="libmp3lame").write(tmp_path / "plain.mp3")
     cover = make_png(tmp_path / "cover.png")
     tagged = tmp_path / "episode.mp3"
     with av.open(str(plain)) as audio_in, av.open(str(cover)) as image_in, \
@@ -125,7 +126,7 @@ def test_an_mp3_with_id3_tags_and_cover_art_is_audio_and_transcribed(tmp_path: P
 
 def test_speech_in_one_stereo_channel_only_is_transcribed(tmp_path: Path) -> None:
     left = speech(44_100)
-    path = write_audio_file(tmp_path / "lav.wav", np.vstack([left, np.zeros_like(left)]), 44_100, codec="pcm_s16le")
+    path = MediaFile(np.vstack([left, np.zeros_like(left)]), 44_100, codec="pcm_s16le").write(tmp_path / "lav.wav")
     assert_transcribed(transcribe_upload(path, tmp_path / "data")[1])
 
 
@@ -134,21 +135,20 @@ def test_phase_inverted_stereo_does_not_cancel_to_silence(codec: str, tmp_path: 
     """A miswired microphone: right = -left. A plain average is silence; we take one channel instead."""
     left = speech(48_000) * 0.8
     name = "inverted.wav" if codec == "pcm_s16le" else "inverted.m4a"
-    path = write_audio_file(tmp_path / name, np.vstack([left, -left]), 48_000, codec=codec)
+    path = MediaFile(np.vstack([left, -left]), 48_000, codec=codec).write(tmp_path / name)
     assert_transcribed(transcribe_upload(path, tmp_path / "data")[1])
 
 
 def test_a_silent_first_audio_track_is_passed_over_for_the_one_with_speech(tmp_path: Path) -> None:
     """OBS writes a track per source; the desktop track may be empty while the microphone track speaks."""
     voice = speech(48_000)
-    path = write_audio_file(
-        tmp_path / "obs.mkv",
+    path = MediaFile(
         np.zeros((1, len(voice)), dtype=np.float32),
         48_000,
         codec="aac",
-        video=("libx264", 10),
-        extra_audio=[voice[None]],
-    )
+        video=Video("libx264", 10),
+        extra_audio=(voice[None],),
+    ).write(tmp_path / "obs.mkv")
     assert_transcribed(transcribe_upload(path, tmp_path / "data")[1])
 
 
@@ -157,21 +157,20 @@ def test_with_two_speaking_tracks_the_first_default_one_is_transcribed(tmp_path:
     other, _ = spoken(("Completely different words are spoken on this track.",), 48_000)
     voice = speech(48_000)
     other = np.pad(other, (0, max(0, len(voice) - len(other))))[: len(voice)]
-    path = write_audio_file(tmp_path / "dub.mkv", voice[None], 48_000, codec="aac", extra_audio=[other[None]])
+    path = MediaFile(voice[None], 48_000, codec="aac", extra_audio=(other[None],)).write(tmp_path / "dub.mkv")
     assert_transcribed(transcribe_upload(path, tmp_path / "data")[1])
 
 
 def test_an_mpeg_ts_starting_at_a_large_timestamp_keeps_player_times(tmp_path: Path) -> None:
     """Broadcast and camcorder streams start at an arbitrary clock (here 95 s); players show it as 0:00."""
-    path = write_audio_file(
-        tmp_path / "broadcast.ts",
+    path = MediaFile(
         speech(48_000)[None],
         48_000,
         codec="aac",
         container_format="mpegts",
         audio_start_ms=95_000,
         duration_ms=len(speech(48_000)) * 1000 // 48_000,
-    )
+    ).write(tmp_path / "broadcast.ts")
     with av.open(str(path)) as check:
         assert check.start_time is not None and check.start_time > 90 * av.time_base
     result = transcribe_upload(path, tmp_path / "data")[1]
@@ -182,8 +181,8 @@ def test_an_mpeg_ts_starting_at_a_large_timestamp_keeps_player_times(tmp_path: P
 @pytest.mark.parametrize("name", ["late.mp4", "late.webm"])
 def test_audio_starting_after_the_video_keeps_player_times(name: str, tmp_path: Path) -> None:
     codec, video = ("aac", "libx264") if name.endswith("mp4") else ("libopus", "libvpx")
-    path = write_audio_file(
-        tmp_path / name, speech(48_000)[None], 48_000, codec=codec, video=(video, 10), audio_start_ms=2_000
+    path = MediaFile(speech(48_000)[None], 48_000, codec=codec, video=Video(video, 10), audio_start_ms=2_000).write(
+        tmp_path / name
     )
     assert_transcribed(transcribe_upload(path, tmp_path / "data")[1], shift_ms=2_000)
 
@@ -191,8 +190,8 @@ def test_audio_starting_after_the_video_keeps_player_times(name: str, tmp_path: 
 @pytest.mark.parametrize("name", ["short-audio.mp4", "short-audio.webm"])
 def test_audio_ending_before_the_video_is_not_mistaken_for_a_cut_file(name: str, tmp_path: Path) -> None:
     codec, video = ("aac", "libx264") if name.endswith("mp4") else ("libopus", "libvpx")
-    path = write_audio_file(
-        tmp_path / name, speech(48_000)[None], 48_000, codec=codec, video=(video, 10), duration_ms=14_000
+    path = MediaFile(speech(48_000)[None], 48_000, codec=codec, video=Video(video, 10), duration_ms=14_000).write(
+        tmp_path / name
     )
     result = transcribe_upload(path, tmp_path / "data")[1]
     assert result["durationMs"] >= 13_500
@@ -209,9 +208,9 @@ def test_a_file_type_the_page_refuses_says_which_types_it_takes(tmp_path: Path) 
 def test_a_hole_in_the_audio_keeps_later_words_at_their_times_and_is_noted(name: str, tmp_path: Path) -> None:
     """A recorder paused for 3 s after the first sentence: the second must stay 3 s later, not slide back."""
     first_end = truth()[0][1] + 200
-    path = write_audio_file(
-        tmp_path / name, speech(48_000)[None], 48_000, codec="aac", video=("libx264", 10), hole=(first_end, 3_000)
-    )
+    path = MediaFile(
+        speech(48_000)[None], 48_000, codec="aac", video=Video("libx264", 10), hole=(first_end, 3_000)
+    ).write(tmp_path / name)
     result = transcribe_upload(path, tmp_path / "data")[1]
     assert word_error_rate(" ".join(TWO), result["text"]) <= 0.15
     second = result["segments"][1]
@@ -220,8 +219,8 @@ def test_a_hole_in_the_audio_keeps_later_words_at_their_times_and_is_noted(name:
 
 
 def test_a_variable_frame_rate_phone_video_keeps_audio_times(tmp_path: Path) -> None:
-    path = write_audio_file(
-        tmp_path / "vfr.mp4", speech(48_000)[None], 48_000, codec="aac", video=("libx264", 1000), vfr=True
+    path = MediaFile(speech(48_000)[None], 48_000, codec="aac", video=Video("libx264", 1000, vfr=True)).write(
+        tmp_path / "vfr.mp4"
     )
     with av.open(str(path)) as check:
         stamps = [p.pts for p in check.demux(check.streams.video[0]) if p.pts is not None]
@@ -233,13 +232,8 @@ def test_a_variable_frame_rate_phone_video_keeps_audio_times(tmp_path: Path) -> 
 def test_an_mp4_track_starting_after_zero_keeps_its_offset_like_the_player(tmp_path: Path) -> None:
     """An empty edit delays the whole file: a browser shows nothing for 1.5 s, so neither do the times
     (only MPEG-TS/PS clocks are moved to zero)."""
-    path = write_audio_file(
-        tmp_path / "delayed.m4a",
-        speech(48_000)[None],
-        48_000,
-        codec="aac",
-        container_format="ipod",
-        audio_start_ms=1_500,
+    path = MediaFile(speech(48_000)[None], 48_000, codec="aac", container_format="ipod", audio_start_ms=1_500).write(
+        tmp_path / "delayed.m4a"
     )
     with av.open(str(path)) as check:
         assert check.start_time is not None and check.start_time >= 1_400_000

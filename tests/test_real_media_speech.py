@@ -16,11 +16,12 @@ from agent_app.validation import ToolArgumentsError
 from bench.media_factory import (
     SENTENCES,
     FloatArray,
+    MediaFile,
+    Video,
     espeak_available,
     placed_speech,
     spoken,
     word_error_rate,
-    write_audio_file,
 )
 from tests.transcribe_support import transcribe_upload
 
@@ -35,7 +36,7 @@ A, B = SENTENCES[0], SENTENCES[1]
 
 
 def wav(path: Path, samples: FloatArray) -> Path:
-    return write_audio_file(path, samples[None], RATE, codec="pcm_s16le")
+    return MediaFile(samples[None], RATE, codec="pcm_s16le").write(path)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def placed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[i
     """Sentence A's sound starts at 1.0 s, B's at 7.5 s after silence, in an H.264 + AAC MP4."""
     samples, truth = placed_speech(48_000, [(1_000, A), (7_500, B)], 12_000)
     path = tmp_path_factory.mktemp("placed") / "placed.mp4"
-    write_audio_file(path, samples[None], 48_000, codec="aac", video=("libx264", 10))
+    MediaFile(samples[None], 48_000, codec="aac", video=Video("libx264", 10)).write(path)
     return path, truth
 
 

@@ -25,6 +25,7 @@ from tests.fake_llm import (
     streamed,
     tool_call,
 )
+from tests.fake_llm_streams import StreamScript
 
 HELLO = {"messages": [{"role": "user", "content": "Hello"}]}
 SSE = {"Accept": "text/event-stream"}
@@ -51,7 +52,7 @@ def test_sse_route_sends_text_pieces_tool_calls_usage_then_the_whole_answer(
     openai_llm: FakeLLMServer, http: TestClient
 ) -> None:
     reply = openai_tool_calls(tool_call("transcribe_video", {"assetId": "a1"}, id="call_1"), content="Looking now.")
-    openai_llm.chat.push(reply, streamed(reply, pieces=3))
+    openai_llm.chat.push(reply, streamed(reply, StreamScript(pieces=3)))
     plain = http.post("/api/agent/chat", json=HELLO)
     response, events = _events(http)
     assert response.status_code == 200 and response.headers["cache-control"] == "no-cache"
@@ -94,7 +95,7 @@ def test_a_failure_before_any_text_keeps_todays_status_and_json(
 
 
 def test_a_failure_after_text_ends_the_stream_with_an_error_event(openai_llm: FakeLLMServer, http: TestClient) -> None:
-    openai_llm.chat.push(streamed(openai_text("Hello there"), pieces=2, fault="cut", fault_after=2))
+    openai_llm.chat.push(streamed(openai_text("Hello there"), StreamScript(pieces=2, fault="cut", fault_after=2)))
     response, events = _events(http)
     assert response.status_code == 200
     assert events == [

@@ -17,6 +17,7 @@ from httpx_sse import connect_sse
 
 from agent_app.storage import SqliteStorage
 from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, delayed, openai_text, streamed
+from tests.fake_llm_streams import StreamScript
 from tests.media_samples import make_wav
 from tests.streamlit_server import run_streamlit
 
@@ -45,8 +46,8 @@ def test_sse_over_http_arrives_piece_by_piece_and_a_client_that_leaves_stops_the
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     fake_llm.chat.push(
-        streamed(openai_text("one two three"), pieces=3, delay_seconds=0.3),
-        streamed(openai_text("x" * 50), pieces=50, delay_seconds=0.2),
+        streamed(openai_text("one two three"), StreamScript(pieces=3, delay_seconds=0.3)),
+        streamed(openai_text("x" * 50), StreamScript(pieces=50, delay_seconds=0.2)),
     )
     with run_streamlit(_env(fake_llm, tmp_path / "data"), tmp_path) as server, httpx.Client(timeout=30) as http:
         url = f"{server.base_url}/api/agent/chat"

@@ -35,6 +35,7 @@ from tests.fake_llm import (
     streamed,
     tool_call,
 )
+from tests.fake_llm_streams import StreamScript
 
 WAIT = 20.0
 
@@ -228,7 +229,7 @@ def test_stop_during_streaming_keeps_the_text_so_far_then_a_normal_next_question
     script = llm.chat if provider == "openai" else llm.gemini
     words = " ".join(f"w{index}" for index in range(40))
     long = openai_text(words) if provider == "openai" else gemini_text(words)
-    script.push(streamed(long, pieces=40, delay_seconds=0.2))
+    script.push(streamed(long, StreamScript(pieces=40, delay_seconds=0.2)))
     script.push(openai_text("Fresh answer.") if provider == "openai" else gemini_text("Fresh answer."))
     chat = new_chat(storage)
     run = ask(manager, chat, "Ramble on")

@@ -16,7 +16,7 @@ from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.transcript_panel import transcript_exports
-from bench.media_factory import SENTENCES, silent_mp4, speech_mp4, speech_track, write_audio_file
+from bench.media_factory import SENTENCES, MediaFile, silent_mp4, speech_mp4, speech_track
 from tests.transcribe_support import new_workspace
 
 pytestmark = pytest.mark.usefixtures("offline_transcription")
@@ -117,7 +117,7 @@ def test_exports_are_named_after_the_asset_and_parse_as_subtitles() -> None:
 def test_a_transcript_with_missing_stretches_says_so_in_the_panel(tmp_path: Path) -> None:
     """A recording with a 3 s hole in its audio: the panel warns, so the transcript never passes as whole."""
     samples, spans = speech_track(SENTENCES[:2], rate=48_000)
-    media = write_audio_file(tmp_path / "paused.mkv", samples[None], 48_000, codec="aac", hole=(spans[0][1], 3_000))
+    media = MediaFile(samples[None], 48_000, codec="aac", hole=(spans[0][1], 3_000)).write(tmp_path / "paused.mkv")
     app, asset = app_for(tmp_path, media, "Paused.mkv")
     app.run()
     app.button(key=f"transcript_{asset.id}_run").click().run()

@@ -22,7 +22,7 @@ from agent_app.runs.turn import Assistant, run_turn
 from agent_app.storage import SqliteStorage
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
 from agent_app.types import AgentContext, ChatMessage, StopRequested
-from bench.media_factory import AUDIO_RATE, speech_track, write_audio_file
+from bench.media_factory import AUDIO_RATE, MediaFile, speech_track
 from tests.fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 
 SPEECH_MINUTES = 5
@@ -40,7 +40,7 @@ def _long_talk(path: Path) -> Path:
     """Minutes of real (synthesized) speech as a FLAC file: one sentence list said over and over."""
     speech, _ = speech_track()
     repeats = int(np.ceil(SPEECH_MINUTES * 60 * AUDIO_RATE / len(speech)))
-    return write_audio_file(path, np.tile(speech, repeats)[None, :], AUDIO_RATE, codec="flac")
+    return MediaFile(np.tile(speech, repeats)[None, :], AUDIO_RATE, codec="flac").write(path)
 
 
 def _transcription_workers() -> list[threading.Thread]:

@@ -8,7 +8,7 @@ package's inside and may change shape.
 
 from agent_app.media.language import language_code
 from agent_app.media.subtitles import to_srt, to_text, to_vtt
-from agent_app.media.transcriber import TranscriptionError, transcribe_asset
+from agent_app.media.transcriber import TranscriptionError, TranscriptionRequest, transcribe_asset
 from agent_app.media.transcript_cache import saved_transcript
 from agent_app.media.transcript_types import Transcript, TranscriptSegment
 
@@ -16,6 +16,7 @@ __all__ = [
     "Transcript",
     "TranscriptSegment",
     "TranscriptionError",
+    "TranscriptionRequest",
     "language_code",
     "saved_transcript",
     "to_srt",

@@ -148,15 +148,9 @@ class AudioSource:
             last_packet_end_s = 0.0
             expected_s: float | None = None
             while not sink.done:
-                try:
-                    packet = next(packets)
-                except StopIteration:
+                packet = _next_packet(packets, sink)
+                if packet is None:
                     break
-                except av.error.FFmpegError as exc:
-                    raise UnreadableMediaError(
-                        f"the file could not be read after {sink.position_s:.1f} s ({ffmpeg_reason(exc)}); "
-                        "it is probably damaged or cut short"
-                    ) from exc
                 last_packet_end_s = max(last_packet_end_s, packet_end_s(packet, origin))
                 if packet.stream.index != stream.index:
                     continue  # video, subtitles, other audio: only their times matter
@@ -224,3 +218,18 @@ def extract_audio(
     Raises :class:`UnreadableMediaError`, :class:`NoAudioStreamError` or :class:`TruncatedMediaError`.
     """
     return AudioSource(path, start_ms, end_ms).collect(on_progress)
+
+
+def _next_packet(
+    packets: Iterator[av.Packet[av.stream.Stream]], sink: SampleSink
+) -> av.Packet[av.stream.Stream] | None:
+    """The next packet, ``None`` at the end; a read error is the file's, said with where it happened."""
+    try:
+        return next(packets)
+    except StopIteration:
+        return None
+    except av.error.FFmpegError as exc:
+        raise UnreadableMediaError(
+            f"the file could not be read after {sink.position_s:.1f} s ({ffmpeg_reason(exc)}); "
+            "it is probably damaged or cut short"
+        ) from exc

@@ -33,36 +33,17 @@ def encode_ogg_opus(samples: FloatArray, sample_rate: int) -> bytes:
         stream.layout = "mono"
         stream.bit_rate = OPUS_BITRATE
         stream.codec_context.options = {"application": "voip"}
-        write_mono_audio(container, stream, samples, sample_rate, frame_size=_FRAME)
-    return buffer.getvalue()
-
-
-def write_mono_audio(
-    container: av.container.OutputContainer,
-    stream: av.AudioStream,
-    samples: FloatArray,
-    sample_rate: int,
-    *,
-    frame_size: int | None = None,
-    sample_format: str = "flt",
-    start_sample: int = 0,
-) -> None:
-    """Encode mono float32 ``samples`` into ``stream`` and mux them, then flush the encoder.
-
-    ``frame_size`` defaults to the encoder's own (AAC: 1024); ``sample_format`` is what the encoder takes
-    (``flt`` for Opus, planar ``fltp`` for AAC; for one channel the bytes are the same). ``start_sample``
-    delays the track on the container's timeline (a track that starts after the video)."""
-    size = frame_size or stream.codec_context.frame_size or 1024
-    for offset in range(0, len(samples), size):
-        chunk = np.ascontiguousarray(samples[offset : offset + size], dtype=np.float32)
-        frame = av.AudioFrame.from_ndarray(chunk.reshape(1, -1), format=sample_format, layout="mono")
-        frame.sample_rate = sample_rate
-        frame.pts = start_sample + offset
-        frame.time_base = Fraction(1, sample_rate)
-        for packet in stream.encode(frame):
+        for offset in range(0, len(samples), _FRAME):
+            chunk = np.ascontiguousarray(samples[offset : offset + _FRAME], dtype=np.float32)
+            frame = av.AudioFrame.from_ndarray(chunk.reshape(1, -1), format="flt", layout="mono")
+            frame.sample_rate = sample_rate
+            frame.pts = offset
+            frame.time_base = Fraction(1, sample_rate)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode(None):
             container.mux(packet)
-    for packet in stream.encode(None):
-        container.mux(packet)
+    return buffer.getvalue()
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from agent_app.clock import clock_text
 from agent_app.media.audio import AudioSource
@@ -39,38 +41,57 @@ def _scaled(report: Callable[[float, str], None], low: float, high: float, messa
     return lambda fraction: report(low + (high - low) * min(1.0, max(0.0, fraction)), message)
 
 
+@dataclass(frozen=True)
+class TranscriptionRequest:
+    """What of an asset to transcribe: its range ``[start_ms, end_ms)`` (``end_ms`` after ``start_ms``) in
+    ``language``, an ISO 639-1 code (see ``language_code``), ``None`` to detect."""
+
+    language: str | None = None
+    start_ms: int = 0
+    end_ms: int | None = None
+
+
 def transcribe_asset(
     env: ToolEnvironment,
     asset: MediaAsset,
+    request: TranscriptionRequest | None = None,
     *,
-    language: str | None = None,
-    start_ms: int | None = None,
-    end_ms: int | None = None,
     backend: TranscriptionBackend | None = None,
 ) -> tuple[Transcript, bool]:
-    """The transcript of ``asset`` (or its range ``[start_ms, end_ms)``, ``end_ms`` after ``start_ms``) and
-    whether it came from the cache. ``language``: an ISO 639-1 code (see ``language_code``), ``None`` to
-    detect. Uses ``env``'s media library, data directory (the cache; none: no cache), progress sink and
-    ``should_stop`` (answered with :class:`~agent_app.types.StopRequested` within a fraction of a second)."""
-    start = start_ms or 0
+    """The transcript of ``asset`` (the whole of it unless ``request`` says otherwise) and whether it came
+    from the cache. Uses ``env``'s media library, data directory (the cache; none: no cache), progress sink
+    and ``should_stop`` (answered with :class:`~agent_app.types.StopRequested` within a fraction of a second)."""
+    request = request or TranscriptionRequest()
     path = env.media.media_path(asset.id) if env.media is not None else None
     if path is None or not path.is_file():
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: its media file is missing from storage")
-    report = env.report_progress
     try:
         engine = backend if backend is not None else create_backend()
     except BackendUnavailableError as exc:
         raise TranscriptionError(str(exc)) from exc
+    report = env.report_progress
     cache = TranscriptCache(env.data_dir) if env.data_dir is not None else None
     key: CacheKey | None = None
     if cache is not None:
         report(0.0, "Checking for a saved transcript")
         digest = cache.content_hash(path, _scaled(report, 0.0, _HASH_SHARE, "Checking for a saved transcript"))
-        key = CacheKey(digest, engine.name, engine.model, language, start, end_ms)
+        key = CacheKey(digest, engine.name, engine.model, request.language, request.start_ms, request.end_ms)
         cached = cache.get(key)
         if cached is not None:
             report(1.0, "Loaded the saved transcript")
             return cached, True
+    transcript = _transcribe(env, asset, path, engine, request)
+    if cache is not None and key is not None:
+        cache.put(key, transcript, asset.id)
+    report(1.0, "Transcript ready")
+    return transcript, False
+
+
+def _transcribe(
+    env: ToolEnvironment, asset: MediaAsset, path: Path, engine: TranscriptionBackend, request: TranscriptionRequest
+) -> Transcript:
+    """The media at ``path`` through ``engine``; every failure a :class:`TranscriptionError` naming ``asset``."""
+    start, end_ms = request.start_ms, request.end_ms
     try:
         audio = AudioSource(path, start, end_ms)
     except MediaError as exc:
@@ -81,11 +102,11 @@ def transcribe_asset(
             f"startMs ({start}) is past the end of {_describe(asset)}, which lasts {duration_ms} ms"
         )
     message = f"Transcribing with the {engine.name} backend"
-    report(_HASH_SHARE, message)
+    env.report_progress(_HASH_SHARE, message)
     try:
         result = run_stoppable(
-            lambda progress: engine.transcribe(audio, language, progress),
-            _scaled(report, _HASH_SHARE, 0.99, message),
+            lambda progress: engine.transcribe(audio, request.language, progress),
+            _scaled(env.report_progress, _HASH_SHARE, 0.99, message),
             env.should_stop,
         )
     except (MediaError, BackendUnavailableError, BackendRequestError) as exc:
@@ -101,20 +122,16 @@ def transcribe_asset(
     if duration_ms is None:  # a stream that does not declare its length: what was decoded is the truth
         duration_ms = start + audio.decoded_ms
     stop = duration_ms if end_ms is None else min(end_ms, duration_ms)
-    transcript = Transcript(
+    return Transcript(
         notes=_damage_notes(audio),
         duration_ms=duration_ms,
-        language=result.language or language,
+        language=result.language or request.language,
         segments=clamp_segments(result.segments, start, max(start, stop)),
         backend=engine.name,
         model=engine.model,
         start_ms=start,
         end_ms=end_ms,
     )
-    if cache is not None and key is not None:
-        cache.put(key, transcript, asset.id)
-    report(1.0, "Transcript ready")
-    return transcript, False
 
 
 def _damage_notes(audio: AudioSource) -> list[str]:

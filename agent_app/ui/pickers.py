@@ -11,7 +11,7 @@ projects called "Test") would pick the wrong one. Labels are therefore made uniq
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import streamlit as st
 
@@ -35,19 +35,25 @@ def unique_labels(names: Mapping[str, str]) -> dict[str, str]:
     return labels
 
 
+class Choices(NamedTuple):
+    """The records to pick from (id -> name) and the id picked now."""
+
+    names: Mapping[str, str]
+    current: str
+
+
 def pick_by_id(
     widget: Callable[..., Any],
     label: str,
-    names: Mapping[str, str],
-    current: str,
+    choices: Choices,
     *,
     key: str,
     on_pick: Callable[[str | None], None],
     **options: Any,
 ) -> None:
-    """Draw ``widget`` (``st.selectbox``/``st.radio``) over ``names`` (id -> name) showing ``current``."""
-    labels = unique_labels(names)
-    st.session_state[key] = current
+    """Draw ``widget`` (``st.selectbox``/``st.radio``) over ``choices`` showing the current one."""
+    labels = unique_labels(choices.names)
+    st.session_state[key] = choices.current
     widget(
         label,
         options=list(labels),

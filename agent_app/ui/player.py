@@ -16,7 +16,7 @@ import streamlit as st
 from agent_app.routes.media import media_url
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
-from agent_app.ui.pickers import pick_by_id
+from agent_app.ui.pickers import Choices, pick_by_id
 from agent_app.ui.player_element import media_player
 from agent_app.ui.session_workspace import Workspace
 
@@ -67,8 +67,7 @@ def render_player(
     pick_by_id(
         st.selectbox,
         "In the player",
-        names,
-        active.id,
+        Choices(names, active.id),
         key="player_asset",
         on_pick=lambda i: _on_asset_picked(workspace, i),
     )
@@ -111,13 +110,11 @@ def _render_media(workspace: Workspace, active: MediaAsset, path: str, marks_ms:
             st.audio(path, start_time=start_seconds, format=active.mime_type or "audio/wav")
         return
     position = media_player(
-        source=url,
-        kind=active.kind,
-        label=active.name,
+        url,
+        active,
         start_ms=workspace.playhead_ms,
         seek_id=int(st.session_state.get(_SEEK_ID, 0)),
         marks_ms=marks_ms,
-        key="player_media",
     )
     if position is not None:
         workspace.set_playhead(position)

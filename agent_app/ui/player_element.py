@@ -20,6 +20,8 @@ from typing import Any
 
 import streamlit as st
 
+from agent_app.types import MediaAsset
+
 _JS = """
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
@@ -71,25 +73,17 @@ video, audio { display: block; width: 100%; border-radius: 0.5rem; }
 _ELEMENT = st.components.v2.component("agent_app.media_player", js=_JS, css=_CSS)
 
 
-def media_player(
-    *,
-    source: str,
-    kind: str,
-    label: str,
-    start_ms: int,
-    seek_id: int,
-    marks_ms: Sequence[int],
-    key: str,
-) -> int | None:
-    """Draw the player of ``source``; the position the browser reported in this run, if it did."""
+def media_player(source: str, asset: MediaAsset, *, start_ms: int, seek_id: int, marks_ms: Sequence[int]) -> int | None:
+    """Draw the player of ``asset`` streamed from ``source``; the position the browser reported in this run,
+    if it did."""
     data: dict[str, Any] = {
         "src": source,
-        "kind": kind,
-        "label": label,
+        "kind": asset.kind,
+        "label": asset.name,
         "startMs": max(0, int(start_ms)),
         "seekId": seek_id,
         "marks": list(marks_ms),
     }
-    result = _ELEMENT(key=key, data=data, on_position_change=lambda: None)
+    result = _ELEMENT(key="player_media", data=data, on_position_change=lambda: None)
     position = getattr(result, "position", None)
     return int(position) if isinstance(position, int | float) and position >= 0 else None

@@ -17,7 +17,7 @@ from agent_app.llm_config import LLMStatus
 from agent_app.storage import StorageError
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.notices import notify, show_notices
-from agent_app.ui.pickers import pick_by_id
+from agent_app.ui.pickers import Choices, pick_by_id
 from agent_app.ui.session_workspace import Workspace
 
 # --- project ----------------------------------------------------------------------------------
@@ -60,8 +60,7 @@ def render_project(workspace: Workspace) -> None:
     pick_by_id(
         st.selectbox,
         "Project",
-        names,
-        current.id,
+        Choices(names, current.id),
         key="sidebar_project",
         on_pick=lambda i: _on_project_picked(workspace, i),
     )
@@ -109,8 +108,7 @@ def render_scenes(workspace: Workspace) -> None:
         pick_by_id(
             st.radio,
             "Active scene",
-            names,
-            current,
+            Choices(names, current),
             key="sidebar_scene",
             on_pick=workspace.select_scene,
             label_visibility="collapsed",
