@@ -3,7 +3,7 @@
 One :meth:`Orchestrator.run` is one user turn. It talks to the model only through a
 :class:`~agent_app.types.ChatClient` (never an SDK), to tools only through the
 :class:`~agent_app.registry.ToolRegistry`, and to its watchers only through the stores and an optional
-:class:`~agent_app.orchestrator_listener.OrchestratorListener`, so the same loop runs as a server run
+:class:`~agent_app.orchestrator_options.OrchestratorListener`, so the same loop runs as a server run
 (:mod:`agent_app.runs.turn`, whose listener records run events), behind an HTTP client and in tests.
 
 The failure rules, which the spec draws between two kinds of error:
@@ -17,12 +17,13 @@ The failure rules, which the spec draws between two kinds of error:
 Everything appended goes to both the local history (what the next request sends) and the chat
 store (what the page shows and storage keeps), in the same order.
 
-Bounds: :data:`MAX_ITERATIONS` round trips, :data:`MAX_CALLS_PER_ROUND` calls run per model turn,
-:data:`~agent_app.tool_calls.MAX_RESULT_CHARS` of JSON per result. There is deliberately no per-tool
-timeout: a Python thread cannot be stopped, so a "timed out" tool would go on transcribing in the
-background while the model is told it failed, and a long video legitimately takes minutes; a stuck run is
-ended by the user's Stop (``should_stop``): the model's stream is closed at once, a tool that reports
-progress stops at its next report, and every open call is answered (see :meth:`Orchestrator._tool_round`).
+Bounds (:class:`~agent_app.orchestrator_options.OrchestratorOptions`): ``MAX_ITERATIONS`` round trips,
+``MAX_CALLS_PER_ROUND`` calls run per model turn, ``MAX_RESULT_CHARS`` of JSON per result. There is
+deliberately no per-tool timeout: a Python thread cannot be stopped, so a "timed out" tool would go on
+transcribing in the background while the model is told it failed, and a long video legitimately takes
+minutes; a stuck run is ended by the user's Stop (``should_stop``): the model's stream is closed at once, a
+tool that reports progress stops at its next report, and every open call is answered (see
+:meth:`Orchestrator._tool_round`).
 """
 
 from __future__ import annotations
@@ -30,14 +31,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from agent_app.errors import ChatError, ErrorKind
-from agent_app.orchestrator_listener import OrchestratorListener
+from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_calls import (
-    MAX_RESULT_CHARS,
     ReadyCall,
     describe_exception,
     over_cap_result,
@@ -54,7 +53,6 @@ from agent_app.types import (
     ChatRequest,
     ChatResponse,
     ExecutionState,
-    MediaLibrary,
     StopRequested,
     ToolCall,
     ToolEnvironment,
@@ -63,17 +61,8 @@ from agent_app.types import (
 
 logger = logging.getLogger(__name__)
 
-MAX_ITERATIONS = 8
-"""The spec's hard cap on provider round trips in one run."""
-
 ITERATION_LIMIT_MESSAGE = "Reached maximum iteration limit"
 """The assistant message appended when the cap stops a run."""
-
-MAX_CALLS_PER_ROUND = 10
-"""Tool calls run per model turn; the rest of a bigger turn are answered with an error without running.
-The iteration cap bounds round trips, not calls: a model asking for 50 transcriptions at once would keep
-the user waiting for minutes. Every call still gets an answer (providers require one per call), and the
-model can ask again for what it still needs."""
 
 NOT_RUN_STOPPED = "Not run: the user pressed Stop before this call ran"
 
@@ -101,33 +90,16 @@ class Orchestrator:
         registry: ToolRegistry,
         chat: ChatStore,
         agent: AgentStore,
-        *,
-        media: MediaLibrary | None = None,
-        data_dir: Path | None = None,
-        listener: OrchestratorListener | None = None,
-        should_stop: Callable[[], bool] | None = None,
-        max_iterations: int = MAX_ITERATIONS,
-        max_result_chars: int = MAX_RESULT_CHARS,
-        max_calls_per_round: int = MAX_CALLS_PER_ROUND,
+        options: OrchestratorOptions | None = None,
     ) -> None:
-        if max_iterations < 1:
-            raise ValueError("max_iterations must be at least 1")
-        if max_calls_per_round < 1:
-            raise ValueError("max_calls_per_round must be at least 1")
         self.client = client
         self.registry = registry
         self.chat = chat
         self.agent = agent
-        self.media = media
-        self.data_dir = data_dir
-        self.listener = listener
-        self.should_stop = should_stop
+        self.options = options if options is not None else OrchestratorOptions()
         self.stopped = False
         """Whether the last run ended because the user pressed Stop."""
         self._partial = ""
-        self.max_iterations = max_iterations
-        self.max_result_chars = max_result_chars
-        self.max_calls_per_round = max_calls_per_round
         self._lock = threading.Lock()
 
     # -- the loop --------------------------------------------------------------------------------
@@ -164,7 +136,7 @@ class Orchestrator:
             self._lock.release()
 
     def _loop(self, history: list[ChatMessage], context: AgentContext | None) -> None:
-        for _ in range(self.max_iterations):
+        for _ in range(self.options.max_iterations):
             if self._stop_asked():
                 return self._end_stopped(history)
             self._set_status("sending")
@@ -197,7 +169,8 @@ class Orchestrator:
         self._set_status("idle")
 
     def _stop_asked(self) -> bool:
-        return self.should_stop is not None and self.should_stop()
+        should_stop = self.options.should_stop
+        return should_stop is not None and should_stop()
 
     def _end_stopped(self, history: list[ChatMessage]) -> None:
         """End the run as the user asked: the text streamed so far is kept, marked as stopped."""
@@ -236,10 +209,10 @@ class Orchestrator:
             while pending:
                 if self._stop_asked():
                     result = ToolResult(tool_call_id=pending[0].id, name=pending[0].name, error=NOT_RUN_STOPPED)
-                elif len(calls) - len(pending) < self.max_calls_per_round:
+                elif len(calls) - len(pending) < self.options.max_calls_per_round:
                     result = self._resolve(pending[0], context)
                 else:
-                    result = over_cap_result(pending[0], self.max_calls_per_round, len(calls))
+                    result = over_cap_result(pending[0], self.options.max_calls_per_round, len(calls))
                 pending.pop(0)
                 self._append(history, tool_message(result))
         except BaseException as exc:
@@ -289,14 +262,14 @@ class Orchestrator:
             return ready
         environment = ToolEnvironment(
             context=context,
-            media=self.media,
-            data_dir=self.data_dir,
+            media=self.options.media,
+            data_dir=self.options.data_dir,
             report_progress=lambda fraction, message: self._progress(call, fraction, message),
             should_stop=self._stop_asked,
         )
         self._set_status("processing", call.name)
         try:
-            return run_call(ready, environment, self.max_result_chars)
+            return run_call(ready, environment, self.options.max_result_chars)
         finally:
             self._set_status("processing", None)
 
@@ -323,10 +296,11 @@ class Orchestrator:
 
     def _notify(self, method: str, *args: object) -> None:
         """Call the listener, if any; its failure must not end the run or leave the stores half-set."""
-        if self.listener is None:
+        listener = self.options.listener
+        if listener is None:
             return
         try:
-            getattr(self.listener, method)(*args)
+            getattr(listener, method)(*args)
         except Exception:
             logger.warning("Orchestrator listener %s failed", method, exc_info=True)
 

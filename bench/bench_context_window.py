@@ -25,7 +25,7 @@ from agent_app.context_fit import ContextWindow
 from agent_app.media import Transcript, TranscriptSegment
 from agent_app.prompt import build_system_prompt
 from agent_app.providers.gemini_request import messages_to_gemini
-from agent_app.providers.openai_compatible import messages_to_openai
+from agent_app.providers.openai_request import messages_to_openai
 from agent_app.types import (
     AgentContext,
     ChatMessage,

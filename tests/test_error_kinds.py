@@ -107,7 +107,7 @@ def test_an_unexpected_role_is_an_error_in_both_adapters() -> None:
     """Roles are matched exhaustively: a role no branch knows (only a bypassed validation can make one) fails
     loudly instead of being sent as some other role."""
     from agent_app.providers.gemini_request import messages_to_gemini
-    from agent_app.providers.openai_compatible import messages_to_openai
+    from agent_app.providers.openai_request import messages_to_openai
 
     robot: Any = "robot"
     odd = ChatMessage.model_construct(id="m1", role=robot, content="beep")

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from agent_app.chat_clients import InProcessChatClient
-from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, MAX_CALLS_PER_ROUND, Orchestrator
+from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, Orchestrator
+from agent_app.orchestrator_options import MAX_CALLS_PER_ROUND, OrchestratorOptions
 from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
@@ -61,7 +62,7 @@ def _run(
     state: dict[str, Any] = {}
     chat, agent = ChatStore(state), AgentStore(state)
     chat.add_message({"role": "user", "content": "Go"})
-    Orchestrator(InProcessChatClient(registry), registry, chat, agent, **kwargs).run()
+    Orchestrator(InProcessChatClient(registry), registry, chat, agent, OrchestratorOptions(**kwargs)).run()
     assert agent.status in ("idle", "error")
     return chat.messages, chat
 

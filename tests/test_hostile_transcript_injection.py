@@ -19,6 +19,7 @@ import pytest
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.invisible_chars import escape_invisible
 from agent_app.orchestrator import Orchestrator
+from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.plugins import build_tool_registry
 from agent_app.prompt import ROLE
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
@@ -87,7 +88,8 @@ def _run_turn(fake: FakeLLMServer, provider: str, clip: Path, data_dir: Path, tr
         chat.add_message({"role": "user", "content": "What is said in the interview?"})
         registry = build_tool_registry(["transcribe_video"])
         media = ProjectMediaLibrary(storage, project.id)
-        Orchestrator(InProcessChatClient(registry), registry, chat, agent, media=media, data_dir=data_dir).run()
+        options = OrchestratorOptions(media=media, data_dir=data_dir)
+        Orchestrator(InProcessChatClient(registry), registry, chat, agent, options).run()
         assert chat.error is None and chat.messages[-1].content == "It is a speech about keys."
     finally:
         storage.close()

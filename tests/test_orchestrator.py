@@ -13,12 +13,8 @@ import httpx
 import pytest
 
 from agent_app.errors import ChatError, ErrorKind, provider_failure
-from agent_app.orchestrator import (
-    ITERATION_LIMIT_MESSAGE,
-    MAX_ITERATIONS,
-    Orchestrator,
-    OrchestratorBusyError,
-)
+from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, Orchestrator, OrchestratorBusyError
+from agent_app.orchestrator_options import MAX_ITERATIONS, OrchestratorOptions
 from agent_app.plugins import build_tool_registry
 from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
@@ -112,7 +108,7 @@ class Harness:
 
     def orchestrator(self, **kwargs: Any) -> Orchestrator:
         kwargs.setdefault("listener", self.listener)
-        return Orchestrator(self.client, self.registry, self.chat, self.agent, **kwargs)
+        return Orchestrator(self.client, self.registry, self.chat, self.agent, OrchestratorOptions(**kwargs))
 
     def run(self, **kwargs: Any) -> list[ChatMessage]:
         self.orchestrator(**kwargs).run()

@@ -25,36 +25,30 @@ Local servers differ from OpenAI in small ways this adapter absorbs rather than 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import re
 import threading
 import weakref
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import Any, assert_never
+from typing import Any
 
 import openai
 from openai.types import CompletionUsage
 from openai.types.chat import (
     ChatCompletion,
-    ChatCompletionFunctionToolParam,
     ChatCompletionMessage,
-    ChatCompletionMessageFunctionToolCallParam,
-    ChatCompletionMessageParam,
 )
-from pydantic_core import to_json
 
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
+from agent_app.providers.openai_request import METADATA_KEY, messages_to_openai, tool_schema_to_openai
 from agent_app.providers.openai_stream import AssembledMessage, CompletionAssembler, text_of, token_usage
 from agent_app.providers.provider_loop import TextSink
 from agent_app.types import (
     ChatMessage,
     ChatResponse,
     ToolCall,
-    ToolResult,
     ToolSchema,
     history_call_ids,
     synthesize_call_id,
@@ -62,127 +56,42 @@ from agent_app.types import (
 from agent_app.validation import MAX_JSON_DEPTH, json_depth_exceeds
 
 
-def _to_json(value: object) -> str:
-    """Compact JSON text (pydantic-core's encoder: ~10x the stdlib's on the small objects a history holds)."""
-    return to_json(value, fallback=str).decode()
+class _UnreadableArgumentsError(ValueError):
+    """The arguments are not a JSON object; the text says why, for the model to act on."""
 
 
-def tool_schema_to_openai(schema: ToolSchema) -> ChatCompletionFunctionToolParam:
-    """Our internal schema as an OpenAI function tool whose ``parameters`` is a JSON Schema object."""
-    properties: dict[str, Any] = {}
-    for parameter in schema.parameters:
-        prop: dict[str, Any] = {"type": parameter.type}
-        if parameter.type == "array":  # OpenAI: 400 "array schema missing items"; strings, as for Gemini
-            prop["items"] = {"type": "string"}
-        if parameter.description:
-            prop["description"] = parameter.description
-        properties[parameter.key] = prop
-    parameters: dict[str, Any] = {"type": "object", "properties": properties}
-    required = [p.key for p in schema.parameters if p.required]
-    if required:
-        parameters["required"] = required
-    return {
-        "type": "function",
-        "function": {"name": schema.name, "description": schema.description, "parameters": parameters},
-    }
-
-
-def tool_result_text(result: ToolResult) -> str:
-    """A tool result as the ``content`` string of a ``tool`` message: JSON the model can read."""
-    payload: dict[str, Any] = {"error": result.error} if result.error is not None else {"result": result.result}
-    return _to_json(payload)
-
-
-METADATA_KEY = "openai-compatible"
-"""``provider_metadata[METADATA_KEY] = {"rawArguments": {call id: the unreadable arguments string}}``: a
-call whose arguments could not be parsed is replayed as the model wrote it, so the model sees its own
-mistake next to the error it caused."""
-
-
-def _raw_arguments(message: ChatMessage) -> dict[str, Any]:
-    metadata = (message.provider_metadata or {}).get(METADATA_KEY)
-    raw = metadata.get("rawArguments") if isinstance(metadata, dict) else None
-    return raw if isinstance(raw, dict) else {}
-
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
-
-
-def wire_call_id(call_id: str) -> str:
-    """The id as sent in the history: unchanged when OpenAI accepts it (at most 40 characters; vLLM's are
-    46, and another provider's or a client's may hold anything), else a stable ``call_`` + 32 hex alias, so
-    a call and its result still carry the same id."""
-    if _SAFE_ID.fullmatch(call_id):
-        return call_id
-    return f"call_{hashlib.sha256(call_id.encode()).hexdigest()[:32]}"
-
-
-def _assistant_message(message: ChatMessage) -> ChatCompletionMessageParam:
-    if not message.tool_calls:
-        return {"role": "assistant", "content": message.content}
-    raw = _raw_arguments(message) if message.provider_metadata else {}
-    calls: list[ChatCompletionMessageFunctionToolCallParam] = [
-        {
-            "id": wire_call_id(call.id),
-            "type": "function",
-            "function": {"name": call.name, "arguments": str(raw.get(call.id, "")) or _to_json(call.args)},
-        }
-        for call in message.tool_calls
-    ]
-    if message.content:
-        return {"role": "assistant", "content": message.content, "tool_calls": calls}
-    # No ``content`` key at all rather than null: the same to every server, and the SDK's per-key
-    # request transform is its most expensive step.
-    return {"role": "assistant", "tool_calls": calls}
-
-
-def _tool_message(message: ChatMessage) -> ChatCompletionMessageParam:
-    result = message.tool_result
-    if result is None:
-        raise ProviderError("a tool message without a tool result cannot be sent")
-    return {"role": "tool", "tool_call_id": wire_call_id(result.tool_call_id), "content": tool_result_text(result)}
-
-
-def messages_to_openai(system_prompt: str, messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
-    """Our history as chat messages: the system prompt first, assistant turns with ``tool_calls``, tool
-    results as ``tool`` messages carrying ``tool_call_id``. Every role is matched: a new one is a type error."""
-    wire: list[ChatCompletionMessageParam] = []
-    if system_prompt:
-        wire.append({"role": "system", "content": system_prompt})
-    for message in messages:
-        role = message.role
-        if role == "system":
-            wire.append({"role": "system", "content": message.content})
-        elif role == "user":
-            wire.append({"role": "user", "content": message.content})
-        elif role == "assistant":
-            wire.append(_assistant_message(message))
-        elif role == "tool":
-            wire.append(_tool_message(message))
-        else:
-            assert_never(role)
-    return wire
+_TOO_DEEP = f"The arguments nest more than {MAX_JSON_DEPTH} levels deep; send a flatter object"
 
 
 def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None]:
     """``(args, None)`` for a JSON object (or nothing), ``({}, why)`` for anything else."""
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}, None
-    if isinstance(raw, dict) and not json_depth_exceeds(raw):  # some servers send an object, not a string
-        return raw, None
     try:
-        parsed = json.loads(raw) if isinstance(raw, str | bytes) else raw
-    except json.JSONDecodeError as exc:
-        return {}, f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
-    except ValueError as exc:
-        return {}, f"The arguments are not valid JSON ({exc}); send a JSON object"
-    except RecursionError:
-        return {}, f"The arguments nest more than {MAX_JSON_DEPTH} levels deep; send a flatter object"
+        return _arguments_object(raw), None
+    except _UnreadableArgumentsError as exc:
+        return {}, str(exc)
+
+
+def _arguments_object(raw: object) -> dict[str, Any]:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    parsed = _decoded(raw) if isinstance(raw, str | bytes) else raw  # some servers send an object, not a string
     if not isinstance(parsed, dict):
-        return {}, f"The arguments must be a JSON object, got {type(parsed).__name__}"
+        raise _UnreadableArgumentsError(f"The arguments must be a JSON object, got {type(parsed).__name__}")
     if json_depth_exceeds(parsed):
-        return {}, f"The arguments nest more than {MAX_JSON_DEPTH} levels deep; send a flatter object"
-    return parsed, None
+        raise _UnreadableArgumentsError(_TOO_DEEP)
+    return parsed
+
+
+def _decoded(raw: str | bytes) -> object:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        why = f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
+        raise _UnreadableArgumentsError(why) from None
+    except ValueError as exc:
+        raise _UnreadableArgumentsError(f"The arguments are not valid JSON ({exc}); send a JSON object") from None
+    except RecursionError:
+        raise _UnreadableArgumentsError(_TOO_DEEP) from None
 
 
 def _no_choices(completion: object) -> ProviderError:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_app.orchestrator import Orchestrator
+from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.registry import ToolRegistry
 from agent_app.runs.manager import RunControl, RunEnd
 from agent_app.runs.models import Run
@@ -29,7 +30,7 @@ class Assistant:
 
 
 class RunRecorder:
-    """An :class:`~agent_app.orchestrator_listener.OrchestratorListener` writing each change as a run event."""
+    """An :class:`~agent_app.orchestrator_options.OrchestratorListener` writing each change as a run event."""
 
     def __init__(self, control: RunControl) -> None:
         self._control = control
@@ -75,10 +76,12 @@ def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, con
         tools.registry,
         chat,
         agent,
-        media=ProjectMediaLibrary(storage, conversation.project_id),
-        data_dir=storage.data_dir,
-        listener=RunRecorder(control),
-        should_stop=control.should_stop,
+        OrchestratorOptions(
+            media=ProjectMediaLibrary(storage, conversation.project_id),
+            data_dir=storage.data_dir,
+            listener=RunRecorder(control),
+            should_stop=control.should_stop,
+        ),
     )
     orchestrator.run()
     unsaved_ids = set(chat.unsaved)
