@@ -171,7 +171,7 @@ async def chat_endpoint(request: Request) -> Response:
         if not SLOTS.take(settings):
             return _busy()
         if wants_event_stream(request.headers):
-            return await event_stream(request, chat_request, _error_response, SLOTS.release)
+            return await event_stream(chat_request, settings, _error_response, SLOTS.release)
         try:
             answer = await handle_chat_async(chat_request, settings=settings)
         finally:

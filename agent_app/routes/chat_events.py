@@ -14,23 +14,23 @@ one line of camelCase JSON):
 ==========  ===========================================================================================
 
 Headers go out only with the first event: a request that fails before any text (a rejected key, a rate
-limit, a 5xx...) is answered with the same status and JSON body as without SSE. A client that disconnects
-stops the provider's request at once.
+limit, a 5xx...) is answered with the same status and JSON body as without SSE. Deltas that are already
+waiting go out in one write (still one event each). A client that disconnects stops the provider's request at
+once: Starlette's streaming response listens for the disconnect and cancels the event generator.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from agent_app.chat_handler import handle_chat_async
 from agent_app.errors import ChatError
+from agent_app.settings import Settings
 from agent_app.types import ChatRequest, ChatResponse
 
 EVENT_STREAM = "text/event-stream"
@@ -55,12 +55,15 @@ def answer_events(answer: ChatResponse) -> list[bytes]:
 
 
 async def event_stream(
-    http_request: Request, request: ChatRequest, on_error: Callable[[ChatError], Response], release: Callable[[], None]
+    request: ChatRequest,
+    settings: Settings,
+    on_error: Callable[[ChatError], Response],
+    release: Callable[[], None],
 ) -> Response:
     """Answer ``request`` as events, or with ``on_error``'s response when it fails before any text.
     ``release`` is called once the provider request is over, however it ends."""
     deltas: asyncio.Queue[str | None] = asyncio.Queue()
-    task = asyncio.create_task(handle_chat_async(request, on_text=deltas.put_nowait))
+    task = asyncio.create_task(handle_chat_async(request, settings=settings, on_text=deltas.put_nowait))
 
     def finished(_: asyncio.Task[ChatResponse]) -> None:
         release()
@@ -75,33 +78,41 @@ async def event_stream(
             return on_error(exc)
 
     async def events() -> AsyncIterator[bytes]:
-        watcher = asyncio.create_task(_cancel_on_disconnect(http_request, task))
         try:
+            chunk: list[bytes] = []
             delta = first
             while delta is not None:
-                yield sse_event("text", {"delta": delta})
+                texts, ended = _ready(deltas, delta)
+                chunk = [sse_event("text", {"delta": text}) for text in texts]
+                if ended:
+                    break
+                yield b"".join(chunk)
+                chunk = []
                 delta = await deltas.get()
-            try:
-                answer = task.result()
-            except ChatError as exc:
-                yield sse_event("error", {**exc.wire_body(), "kind": exc.kind.value})
-                return
-            for event in answer_events(answer):
-                yield event
+            yield b"".join([*chunk, *_closing_events(task)])
         finally:
-            watcher.cancel()
-            task.cancel()
+            task.cancel()  # the client left (Starlette cancels this generator then): stop the provider request
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(events(), media_type=EVENT_STREAM, headers=headers)
 
 
-async def _cancel_on_disconnect(http_request: Request, task: asyncio.Task[ChatResponse]) -> None:
-    """Cancel the provider request as soon as the client goes away (the body was read already, so the next
-    message from the server is the disconnect)."""
-    with contextlib.suppress(Exception):
-        while not task.done():
-            message = await http_request.receive()
-            if message["type"] == "http.disconnect":
-                task.cancel()
-                return
+def _ready(deltas: asyncio.Queue[str | None], first: str) -> tuple[list[str], bool]:
+    """``first`` and every delta already waiting behind it, to go out as one chunk (each still its own
+    event): a burst of deltas then costs one trip through the server's middleware and one socket write, not
+    one each. ``True`` with them when the end of the answer was among them."""
+    texts = [first]
+    while not deltas.empty():
+        item = deltas.get_nowait()
+        if item is None:
+            return texts, True
+        texts.append(item)
+    return texts, False
+
+
+def _closing_events(task: asyncio.Task[ChatResponse]) -> list[bytes]:
+    """After the last text: the answer's events, or the ``error`` event of a provider that failed mid-way."""
+    try:
+        return answer_events(task.result())
+    except ChatError as exc:
+        return [sse_event("error", {**exc.wire_body(), "kind": exc.kind.value})]
