@@ -3,6 +3,8 @@ leases that tell a dead run from a live one, Stop through storage, the bounded e
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -10,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_app.runs.manager import RunControl, RunEnd, ThreadRunManager
+from agent_app.runs.manager import RunControl, RunEnd, RunJob, ThreadRunManager
 from agent_app.runs.models import Run, RunBusyError
-from agent_app.runs.recovery import INTERRUPTED_ERROR
+from agent_app.runs.recovery import INTERRUPTED_ERROR, is_unanswered
+from agent_app.runs.turn import Assistant, run_turn
+from agent_app.runs.view import RunView
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, now_ms
 
@@ -51,6 +55,16 @@ class GatedJob:
             if control.should_stop():
                 return RunEnd("stopped")
         return RunEnd("answered")
+
+
+def in_turn(*jobs: RunJob) -> RunJob:
+    """A job doing each of ``jobs`` in turn, one per run."""
+    pending = iter(jobs)
+
+    def job(run: Run, control: RunControl) -> RunEnd:
+        return next(pending)(run, control)
+
+    return job
 
 
 def test_second_active_run_in_a_conversation_is_refused_by_the_database(storage: SqliteStorage) -> None:
@@ -185,3 +199,122 @@ def test_start_answers_the_calls_an_interrupted_run_left_open_before_the_new_que
     stored = storage.load_messages(chat)
     assert [m.role for m in stored] == ["user", "assistant", "tool", "user"]
     assert stored[2].tool_result is not None and stored[2].tool_result.error == INTERRUPTED_ERROR
+
+
+def test_an_answer_the_run_could_not_store_is_written_first_by_retry_and_the_model_is_not_asked_again(
+    storage: SqliteStorage,
+) -> None:
+    """The model answered but the database refused the answer: the run ends in error with the answer kept in
+    this process; Retry writes it before anything else, and the retried run answers without a model call."""
+    chat = conversation(storage)
+    answer = ChatMessage(role="assistant", content="An answer worth keeping.")
+
+    def refused_answer(run: Run, control: RunControl) -> RunEnd:
+        return RunEnd("error", "Could not save the answer: the database is busy", unsaved=(answer,))
+
+    def never_ask() -> Assistant:
+        raise AssertionError("the model was asked again")
+
+    manager = ThreadRunManager(
+        storage, in_turn(refused_answer, functools.partial(run_turn, storage, never_ask)), heartbeat_seconds=0.05
+    )
+    first = manager.start(chat, None, ChatMessage(role="user", content="A question"))
+    wait_until(lambda: not manager.get(first.id).active)  # type: ignore[union-attr]
+    ended = manager.latest_run(chat)
+    assert ended is not None and ended.state == "error" and ended.error is not None and "busy" in ended.error
+    stored = storage.load_messages(chat)
+    assert [m.content for m in stored] == ["A question"] and is_unanswered(stored)  # the page offers Retry
+
+    retry = manager.start(chat, None)
+    assert [m.id for m in storage.load_messages(chat)][1:] == [answer.id]  # written by the start, before the job
+    wait_until(lambda: not manager.get(retry.id).active)  # type: ignore[union-attr]
+    assert manager.get(retry.id).state == "answered"  # type: ignore[union-attr]
+    assert [(e.kind, e.data) for e in manager.events(retry.id)] == [("end", {"state": "answered"})]
+    stored = storage.load_messages(chat)
+    assert [(m.role, m.content) for m in stored] == [("user", "A question"), ("assistant", "An answer worth keeping.")]
+    assert not is_unanswered(stored)
+
+
+def _cut_run(storage: SqliteStorage, chat: str, answer: ChatMessage | None) -> Run:
+    """What a server killed mid-run leaves: a running run with streamed text, maybe its stored answer, no
+    end record, and a lease nobody renews."""
+    runs = storage.run_store()
+    run = runs.create_run(
+        chat, None, [ChatMessage(role="user", content="A question")], owner="killed", lease_until=now_ms() + 60_000
+    )
+    assert runs.mark_running(run.id)
+    runs.append_event(run.id, "status", {"status": "streaming", "activeTool": None})
+    runs.append_event(run.id, "text", {"delta": "The whole "})
+    if answer is not None:
+        runs.append_event(run.id, "text", {"delta": "answer."})
+        storage.append_message(chat, answer)
+        runs.append_event(run.id, "message", {"id": answer.id, "role": "assistant"})
+    runs.renew_leases("killed", now_ms() - 1)  # the process is gone: its lease has run out
+    return run
+
+
+@pytest.mark.parametrize(("stopped", "state"), [(None, "answered"), (True, "stopped")])
+def test_a_run_killed_after_storing_its_answer_but_before_its_end_reads_as_answered(
+    storage: SqliteStorage, stopped: bool | None, state: str
+) -> None:
+    chat = conversation(storage)
+    answer = ChatMessage(role="assistant", content="The whole answer.", stopped=stopped)
+    run = _cut_run(storage, chat, answer)
+    restarted = ThreadRunManager(storage, GatedJob(), heartbeat_seconds=0.05)  # the server, started again
+    assert restarted.active_run(chat) is None
+    assert storage.run_store().get_run(run.id).state == "interrupted"  # type: ignore[union-attr]
+    latest = restarted.latest_run(chat)
+    assert latest is not None and latest.id == run.id and latest.state == state and latest.error is None
+    view = RunView(run_id=run.id).apply(restarted.events(run.id))
+    assert view.text == "" and view.ended is None  # the stored answer replaced the streamed text
+    stored = storage.load_messages(chat)
+    assert [m.content for m in stored] == ["A question", "The whole answer."] and not is_unanswered(stored)
+
+    job = GatedJob()
+    job.release.set()
+    next_run = ThreadRunManager(storage, job, heartbeat_seconds=0.05).start(
+        chat, None, ChatMessage(role="user", content="Next")
+    )
+    wait_until(lambda: storage.run_store().get_run(next_run.id).state == "answered")  # type: ignore[union-attr]
+    assert [m.content for m in storage.load_messages(chat)] == ["A question", "The whole answer.", "Next"]
+
+
+def test_a_run_killed_while_streaming_reads_as_interrupted_with_its_text_in_the_events(storage: SqliteStorage) -> None:
+    chat = conversation(storage)
+    run = _cut_run(storage, chat, answer=None)
+    restarted = ThreadRunManager(storage, GatedJob(), heartbeat_seconds=0.05)
+    latest = restarted.latest_run(chat)
+    assert latest is not None and latest.state == "interrupted"
+    assert is_unanswered(storage.load_messages(chat))  # the page says so and offers Retry
+    assert RunView(run_id=run.id).apply(restarted.events(run.id)).text == "The whole "
+
+
+def test_an_end_the_database_refused_reads_as_ended_here_and_is_recorded_by_the_next_start(tmp_path: Path) -> None:
+    """Storage busy when the run ends: this process's readers see the end at once (the conversation is free),
+    the database still says running; the conversation's next start records the end before anything else."""
+    storage = SqliteStorage(tmp_path / "data", busy_timeout_ms=100)
+    chat = conversation(storage)
+    blocker = sqlite3.connect(tmp_path / "data" / "agent.sqlite3", isolation_level=None, check_same_thread=False)
+
+    def answered_while_locked(run: Run, control: RunControl) -> RunEnd:
+        storage.append_message(chat, ChatMessage(role="assistant", content="Answer."))
+        blocker.execute("BEGIN IMMEDIATE")  # another writer takes the database as the run ends
+        return RunEnd("answered")
+
+    manager = ThreadRunManager(storage, in_turn(answered_while_locked, GatedJob()), heartbeat_seconds=0.05)
+    try:
+        run = manager.start(chat, None, ChatMessage(role="user", content="A question"))
+        wait_until(lambda: manager.get(run.id).state == "answered")  # type: ignore[union-attr]
+        assert manager.active_run(chat) is None and manager.latest_run(chat).state == "answered"  # type: ignore[union-attr]
+        assert storage.run_store().get_run(run.id).state == "running"  # type: ignore[union-attr]
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert [e.kind for e in manager.events(run.id)] == []  # nothing recorded yet
+    second = manager.start(chat, None, ChatMessage(role="user", content="Next"))
+    recorded = storage.run_store().get_run(run.id)
+    assert recorded is not None and recorded.state == "answered"
+    assert [(e.kind, e.data) for e in manager.events(run.id)] == [("end", {"state": "answered"})]
+    assert manager.active_run(chat) == manager.get(second.id)
+    manager.stop(second.id)
+    storage.close()

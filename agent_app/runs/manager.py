@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from agent_app.errors import ErrorKind
 from agent_app.runs.executor import BoundedExecutor
 from agent_app.runs.models import EventKind, Run, RunEvent, RunState
-from agent_app.runs.recovery import closing_messages
+from agent_app.runs.recovery import closing_messages, settled_state
 from agent_app.storage.base import Storage
 from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
 
@@ -181,12 +181,23 @@ class ThreadRunManager:
 
     # --- ends storage could not take ----------------------------------------------------------
     def _as_known(self, run: Run | None) -> Run | None:
-        """``run`` as this process knows it: ended, when its end could not be recorded."""
-        known = None if run is None else self._unrecorded.get(run.id)
-        if run is None or known is None:
+        """``run`` as this process knows it: interrupted, when its lease ran out; ended, when its end could
+        not be recorded here; answered, when it was interrupted after its answer was stored
+        (:func:`~agent_app.runs.recovery.settled_state`)."""
+        if run is None:
+            return None
+        known = self._unrecorded.get(run.id)
+        if known is not None:
+            end = known[1]
+            return run.model_copy(update={"state": end.state, "error": end.error, "error_kind": end.error_kind})
+        if run.active and run.lease_until < now_ms():  # its process is gone: interrupted, as active_run says
+            self.store.active_run(run.conversation_id)
+            run = self.store.get_run(run.id) or run
+        if run.state != "interrupted":
             return run
-        end = known[1]
-        return run.model_copy(update={"state": end.state, "error": end.error, "error_kind": end.error_kind})
+        last = self.storage.load_messages(run.conversation_id, limit=1)
+        state = settled_state(run, last[-1] if last else None)
+        return run if state == run.state else run.model_copy(update={"state": state, "error": None})
 
     def _record_unrecorded_ends(self, conversation_id: str) -> None:
         """Record how this process's runs of the conversation ended; a failure propagates (nothing started)."""

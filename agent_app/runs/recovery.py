@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_app.runs.models import Run, RunState
 from agent_app.stores import ChatStore
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 
@@ -49,3 +50,14 @@ def is_unanswered(messages: Sequence[ChatMessage]) -> bool:
         return False
     last = messages[-1]
     return last.role in ("user", "tool") or (last.role == "assistant" and bool(last.tool_calls))
+
+
+def settled_state(run: Run, last: ChatMessage | None) -> RunState:
+    """How ``run`` ended, judged also by the conversation's last stored message ``last``.
+
+    A process stopped between writing the answer and recording the run's end leaves an interrupted run
+    whose answer is complete and stored: that run answered (``stopped``, for an answer the user stopped),
+    and saying "interrupted" with Retry would offer to ask the model for a second answer."""
+    if run.state == "interrupted" and last is not None and last.role == "assistant" and not last.tool_calls:
+        return "stopped" if last.stopped else "answered"
+    return run.state
