@@ -14,6 +14,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
 from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT
 from agent_app.ui.formatting import escape_markdown
+from agent_app.ui.live_status import CUT_TEXT_NOTE
 from tests.fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
@@ -485,3 +486,28 @@ def test_streamed_text_shows_in_pieces_before_the_answer_is_complete(data_dir: P
     partial = [text for text in seen if text != answer]
     assert len(partial) >= 3 and all(answer.startswith(text) for text in partial)  # growing prefixes
     assert bubbles(at)[-1] == ("assistant", answer)
+
+
+def test_text_cut_by_a_provider_error_stays_shown_after_reload_and_is_never_sent_to_the_model(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    answer = "The interview starts with a question about the harbour, then the answer goes on."
+    fake_llm.chat.push(streamed(openai_text(answer), StreamScript(pieces=6, fault="cut", fault_after=4)))  # cut
+    at = send(new_page(), "Summarise the interview")
+    [error] = texts(at.main.error)
+    assert error.startswith("LLM provider error: ") and at.button(key="chat_retry")
+    [question, (role, cut)] = bubbles(at)
+    assert question == ("user", "Summarise the interview") and role == "assistant"
+    partial = cut.removesuffix(f"\n{CUT_TEXT_NOTE}")
+    assert partial and partial != answer and answer.startswith(partial)
+    chat_id = at.query_params["chat"]
+    assert stored_messages(data_dir, chat_id) == [("user", "Summarise the interview")]  # never a half-saved message
+
+    reloaded = new_page(dict(at.query_params))  # a reload, another tab: the cut text is still there
+    assert bubbles(reloaded) == bubbles(at) and texts(reloaded.main.error) == [error]
+
+    fake_llm.chat.push(openai_text("Here is the summary."))
+    click(reloaded, "chat_retry")
+    assert bubbles(reloaded) == [("user", "Summarise the interview"), ("assistant", "Here is the summary.")]
+    sent = [(m["role"], m["content"]) for m in fake_llm.chat.last.json["messages"][1:]]
+    assert sent == [("user", "Summarise the interview")]  # the model never received the cut text

@@ -32,7 +32,7 @@ from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import USER_AVATAR, render_history, reset_window
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY
-from agent_app.ui.live_status import render_live_run
+from agent_app.ui.live_status import cut_text, render_cut_text, render_live_run
 from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
 from agent_app.ui.session_workspace import Workspace
@@ -277,6 +277,8 @@ def _render_notices(workspace: Workspace, runs: RunManager, messages: list[ChatM
         error = None
     workspace.chat.set_error(error, kind)
     unanswered = is_unanswered(messages)
+    if latest is not None and latest.state in ("error", "interrupted") and (text := cut_text(runs, latest)):
+        render_cut_text(text)
     if error is not None:
         st.error(describe_chat_error(error, kind), icon=":material/error:")
     elif latest is not None and latest.state == "stopped":

@@ -1,4 +1,5 @@
-"""The live part of the chat while a run goes: status, the running tool's progress, the streamed text, Stop.
+"""The live part of the chat while a run goes: status, the running tool's progress, the streamed text, Stop;
+and, once a run is cut (a provider error mid-stream, a server stopped), the text it had streamed.
 
 Drawn from a :class:`~agent_app.runs.view.RunView` (the run's events, read from storage), never from
 the orchestrator itself, so every tab and every reload draws the same run the same way.
@@ -26,6 +27,7 @@ STATUS_LABELS: dict[ExecutionState, str] = {
 QUEUED_LABEL = "Queued: the assistant starts as soon as a run elsewhere finishes…"
 STOPPING_LABEL = "Stopping…"
 STOP_KEY = "chat_stop"
+CUT_TEXT_NOTE = "Cut off before the end: this text is not part of the conversation, and the model does not see it."
 
 
 def status_label(status: ExecutionState, active_tool: str | None) -> str:
@@ -66,3 +68,17 @@ def render_live_run(runs: RunManager, run: Run, view: RunView) -> None:
             disabled=run.stop_requested,
             help="Stop the assistant: the answer so far is kept, a running tool is told to stop.",
         )
+
+
+def cut_text(runs: RunManager, run: Run) -> str:
+    """The answer text ``run`` streamed after its last stored message: what a provider error mid-stream (or a
+    server stopped) cut off. Kept only in the run's events, never saved as a message (the model would
+    otherwise take a half answer for its own)."""
+    return RunView(run_id=run.id).apply(runs.events(run.id)).text
+
+
+def render_cut_text(text: str) -> None:
+    """The text a cut run had streamed, in an assistant bubble that says it is not part of the conversation."""
+    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+        st.markdown(chat_markdown(text))
+        st.caption(CUT_TEXT_NOTE)
