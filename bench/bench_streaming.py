@@ -10,7 +10,10 @@ Two measurements, each against a baseline taken in the same run:
 2. Concurrency. 100 chats at once, streamed as Server-Sent Events through ``POST /api/agent/chat`` of a real
    ``streamlit run app.py``, against a model that takes 1 s before its first byte. Baseline: the same 100
    streamed requests straight to the fake model with the async SDK (the floor: 1 s plus the fake's own cost;
-   the fake model runs in a process of its own). Target: all 100 done within 1.5 s wall.
+   the fake model runs in a process of its own). Target: all 100 done within 1.5 s wall. Also printed, as the
+   machine may be shared: CPU milliseconds per chat of the server process (route, Streamlit's HTTP server and
+   the SDK inside) against the raw SDK's own process, and of the SSE client; CPU time does not grow with the
+   machine's load as wall time does.
 
 Run: ``.venv/bin/python -m bench.bench_streaming``
 """
@@ -19,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event as EventType
@@ -122,6 +127,13 @@ def serve_slow_model(ready: Connection, stop: EventType) -> None:
         stop.wait()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def raw_concurrent(base_url: str) -> float:
     client = openai.AsyncOpenAI(api_key="bench-key", base_url=base_url, max_retries=0, timeout=30)
 
@@ -153,6 +165,21 @@ async def route_concurrent(url: str) -> tuple[float, int]:
         return time.perf_counter() - started, sum(done)
 
 
+@dataclass(frozen=True)
+class Round:
+    """One round: 100 chats straight to the model with the raw SDK, then 100 through the route."""
+
+    raw_wall: float
+    route_wall: float
+    done: int
+    raw_cpu_ms: float
+    """CPU per chat of the raw SDK's process (this one)."""
+    server_cpu_ms: float
+    """CPU per chat of the server process (route + HTTP server + the SDK it drives)."""
+    client_cpu_ms: float
+    """CPU per chat of the route's SSE client (this process)."""
+
+
 def concurrency() -> None:
     context = multiprocessing.get_context("spawn")
     ready, sender = context.Pipe(duplex=False)
@@ -161,18 +188,29 @@ def concurrency() -> None:
     model.start()
     base_url = ready.recv()
     try:
-        runs = measure_concurrency(base_url)
+        rounds = measure_concurrency(base_url)
     finally:
         stop.set()
         model.join(10)
-    print(f"\n2. {CONCURRENT} concurrent chats, model latency {MODEL_LATENCY:.1f} s, 3 runs (wall seconds)")
-    print(f"{'run':<4} {'raw async SDK':>14} {'route (SSE)':>12} {'done':>5} {'ratio':>6}")
-    for index, (baseline, wall, done) in enumerate(runs, 1):
-        print(f"{index:<4} {baseline:>14.3f} {wall:>12.3f} {done:>5} {wall / baseline:>6.2f}")
-    print("target: all done within 1.5 s wall")
+    print(f"\n2. {CONCURRENT} concurrent chats, model latency {MODEL_LATENCY:.1f} s, {len(rounds)} runs")
+    print("       ------------ wall (s) ------------  ------- CPU per chat (ms) -------")
+    print("run     raw SDK   route  done  ratio   raw SDK  server  client   extra")
+    for name, r in [*((str(i), r) for i, r in enumerate(rounds, 1)), ("median", _median(rounds))]:
+        extra = r.server_cpu_ms - r.raw_cpu_ms
+        print(
+            f"{name:<6} {r.raw_wall:>8.3f} {r.route_wall:>7.3f} {r.done:>5} {r.route_wall / r.raw_wall:>5.2f} "
+            f"{r.raw_cpu_ms:>8.2f} {r.server_cpu_ms:>7.2f} {r.client_cpu_ms:>7.2f} {extra:>7.2f}"
+        )
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}")
+    print("target: all done within 1.5 s wall; 'extra' = server CPU per chat over the raw SDK's (what the route and")
+    print("its HTTP server add to the same SDK request)")
 
 
-def measure_concurrency(base_url: str) -> list[tuple[float, float, int]]:
+def _median(rounds: list[Round]) -> Round:
+    return Round(*(statistics.median(getattr(r, name) for r in rounds) for name in Round.__dataclass_fields__))
+
+
+def measure_concurrency(base_url: str) -> list[Round]:
     """Three rounds of: the raw async SDK straight to the model, then the route, 100 chats at once each."""
     env = {
         "LLM_PROVIDER": "openai-compatible",
@@ -182,17 +220,24 @@ def measure_concurrency(base_url: str) -> list[tuple[float, float, int]]:
         "LLM_MAX_RETRIES": "0",
         "AGENT_API_TOKEN": "",
     }
+    me = os.getpid()
     with tempfile.TemporaryDirectory() as tmp:
         env["AGENT_DATA_DIR"] = str(Path(tmp) / "data")
         with run_streamlit(env, Path(tmp)) as app:
             url = f"{app.base_url}/api/agent/chat"
             asyncio.run(route_concurrent(url))  # warm: the first request imports the SDK
-            runs = []
+            rounds = []
             for _ in range(3):
-                baseline = asyncio.run(raw_concurrent(base_url))
-                wall, done = asyncio.run(route_concurrent(url))
-                runs.append((baseline, wall, done))
-    return runs
+                mine = cpu_seconds(me)
+                raw_wall = asyncio.run(raw_concurrent(base_url))
+                raw_cpu, mine, server = cpu_seconds(me) - mine, cpu_seconds(me), cpu_seconds(app.process.pid)
+                route_wall, done = asyncio.run(route_concurrent(url))
+                client_cpu, server_cpu = cpu_seconds(me) - mine, cpu_seconds(app.process.pid) - server
+                per_chat = 1000 / CONCURRENT
+                rounds.append(
+                    Round(raw_wall, route_wall, done, raw_cpu * per_chat, server_cpu * per_chat, client_cpu * per_chat)
+                )
+    return rounds
 
 
 def main() -> None:
