@@ -15,31 +15,44 @@ Two measurements, each against a baseline taken in the same run:
    the SDK inside) against the raw SDK's own process, and of the SSE client; CPU time does not grow with the
    machine's load as wall time does.
 
+3. Route overhead. One streamed chat at a time, the fake model answering at once, in this process (no sockets
+   on our side): the route's Starlette endpoint called as an ASGI app (access check, body read and parsing,
+   settings, SSE encoding) against the typed handler it calls (``handle_chat_async``), on the same event
+   loop; the difference is what the route itself adds per request. The raw async SDK stream is printed
+   beside them. Target (issue 10): at most 0.3 ms per request.
+
 Run: ``.venv/bin/python -m bench.bench_streaming``
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
 from google import genai
 from google.genai import types as gt
 from httpx_sse import aconnect_sse
+from starlette.applications import Starlette
 
-from agent_app.chat_handler import handle_chat
+from agent_app.chat_handler import handle_chat, handle_chat_async
+from agent_app.providers import clear_adapter_cache
+from agent_app.routes.chat import chat_routes
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatRequest
 from bench.bench_provider_loop import configure
 from tests.fake_llm import FakeLLMServer, RecordedRequest, delayed, gemini_text, openai_text, streamed
@@ -47,6 +60,7 @@ from tests.fake_llm_streams import StreamScript
 from tests.streamlit_server import run_streamlit
 
 ROUNDS = 60
+OVERHEAD_ROUNDS = 200
 WARMUP = 5
 CONCURRENT = 100
 MODEL_LATENCY = 1.0
@@ -119,12 +133,27 @@ def first_text(server: FakeLLMServer) -> None:
     print("target: ours - raw <= 20 ms")
 
 
-def serve_slow_model(ready: Connection, stop: EventType) -> None:
-    """The fake model in a process of its own, so its hundred threads do not share a GIL with the clients."""
+def serve_model(ready: Connection, stop: EventType, latency: float) -> None:
+    """The fake model in a process of its own, so its threads do not share a GIL with the clients."""
     with FakeLLMServer() as server:
-        server.chat.default = delayed(streamed(openai_text(ANSWER), StreamScript(pieces=8)), MODEL_LATENCY)
+        server.chat.default = delayed(streamed(openai_text(ANSWER), StreamScript(pieces=8)), latency)
         ready.send(server.openai_base_url)
         stop.wait()
+
+
+@contextmanager
+def model_process(latency: float) -> Iterator[str]:
+    """The base URL of a fake model answering after ``latency`` seconds, running in its own process."""
+    context = multiprocessing.get_context("spawn")
+    ready, sender = context.Pipe(duplex=False)
+    stop = context.Event()
+    model = context.Process(target=serve_model, args=(sender, stop, latency), daemon=True)
+    model.start()
+    try:
+        yield ready.recv()
+    finally:
+        stop.set()
+        model.join(10)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -181,17 +210,8 @@ class Round:
 
 
 def concurrency() -> None:
-    context = multiprocessing.get_context("spawn")
-    ready, sender = context.Pipe(duplex=False)
-    stop = context.Event()
-    model = context.Process(target=serve_slow_model, args=(sender, stop), daemon=True)
-    model.start()
-    base_url = ready.recv()
-    try:
+    with model_process(MODEL_LATENCY) as base_url:
         rounds = measure_concurrency(base_url)
-    finally:
-        stop.set()
-        model.join(10)
     print(f"\n2. {CONCURRENT} concurrent chats, model latency {MODEL_LATENCY:.1f} s, {len(rounds)} runs")
     print("       ------------ wall (s) ------------  ------- CPU per chat (ms) -------")
     print("run     raw SDK   route  done  ratio   raw SDK  server  client   extra")
@@ -210,9 +230,9 @@ def _median(rounds: list[Round]) -> Round:
     return Round(*(statistics.median(getattr(r, name) for r in rounds) for name in Round.__dataclass_fields__))
 
 
-def measure_concurrency(base_url: str) -> list[Round]:
-    """Three rounds of: the raw async SDK straight to the model, then the route, 100 chats at once each."""
-    env = {
+def route_env(base_url: str) -> dict[str, str]:
+    """The settings of a route answering with the fake model at ``base_url``, open to loopback clients."""
+    return {
         "LLM_PROVIDER": "openai-compatible",
         "LLM_BASE_URL": base_url,
         "LLM_MODEL": "fake-model",
@@ -220,6 +240,11 @@ def measure_concurrency(base_url: str) -> list[Round]:
         "LLM_MAX_RETRIES": "0",
         "AGENT_API_TOKEN": "",
     }
+
+
+def measure_concurrency(base_url: str) -> list[Round]:
+    """Three rounds of: the raw async SDK straight to the model, then the route, 100 chats at once each."""
+    env = route_env(base_url)
     me = os.getpid()
     with tempfile.TemporaryDirectory() as tmp:
         env["AGENT_DATA_DIR"] = str(Path(tmp) / "data")
@@ -240,9 +265,101 @@ def measure_concurrency(base_url: str) -> list[Round]:
     return rounds
 
 
+SSE_BODY = json.dumps(HELLO.to_wire()).encode()
+SSE_SCOPE: dict[str, Any] = {
+    "type": "http",
+    "asgi": {"version": "3.0", "spec_version": "2.3"},
+    "http_version": "1.1",
+    "method": "POST",
+    "scheme": "http",
+    "path": "/api/agent/chat",
+    "raw_path": b"/api/agent/chat",
+    "query_string": b"",
+    "root_path": "",
+    "headers": [
+        (b"host", b"127.0.0.1:8501"),
+        (b"accept", b"text/event-stream"),
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(SSE_BODY)).encode()),
+    ],
+    "client": ("127.0.0.1", 50000),
+    "server": ("127.0.0.1", 8501),
+}
+
+
+async def via_route(app: Starlette) -> None:
+    """One SSE chat through the route's endpoint, as the HTTP server would call it."""
+    body = [{"type": "http.request", "body": SSE_BODY, "more_body": False}]
+    sent: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        if body:
+            return body.pop()
+        await asyncio.Future()  # no disconnect: waits until the response is over
+        raise AssertionError
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            sent.append(message["body"])
+
+    await app(SSE_SCOPE, receive, send)
+    assert b"event: done" in b"".join(sent)
+
+
+def _discard(delta: str) -> None:
+    """The handler's text sink, doing nothing (the route's queue is part of what the route costs)."""
+
+
+async def via_handler() -> None:
+    await handle_chat_async(HELLO, settings=load_settings(), on_text=_discard)
+
+
+async def via_raw_sdk(client: openai.AsyncOpenAI) -> None:
+    stream = await client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": "Hello"}], stream=True
+    )
+    async for _ in stream:
+        pass
+
+
+async def route_overhead_rounds(base_url: str) -> dict[str, list[float]]:
+    app = Starlette(routes=chat_routes())
+    raw = openai.AsyncOpenAI(api_key="bench-key", base_url=base_url, max_retries=0)
+    cases: dict[str, Callable[[], Awaitable[None]]] = {
+        "raw SDK": lambda: via_raw_sdk(raw),
+        "handler": via_handler,
+        "route": lambda: via_route(app),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for index in range(WARMUP + OVERHEAD_ROUNDS):
+        for name, case in cases.items():
+            started = time.perf_counter()
+            await case()
+            if index >= WARMUP:
+                times[name].append(time.perf_counter() - started)
+    await raw.close()
+    return times
+
+
+def route_overhead() -> None:
+    with model_process(0.0) as base_url:
+        os.environ.update(route_env(base_url))
+        clear_adapter_cache()
+        times = asyncio.run(route_overhead_rounds(base_url))
+    median = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    print(f"\n3. one streamed chat at a time, in process, median of {OVERHEAD_ROUNDS} (ms per request)")
+    print(f"{'raw SDK':>8} {'handler':>8} {'route':>8} {'route - handler':>16}")
+    print(
+        f"{median['raw SDK']:>8.3f} {median['handler']:>8.3f} {median['route']:>8.3f} "
+        f"{median['route'] - median['handler']:>16.3f}"
+    )
+    print("target: route - handler <= 0.3 ms (handler - raw SDK is bench_provider_loop's)")
+
+
 def main() -> None:
     with FakeLLMServer() as server:
         first_text(server)
+    route_overhead()
     concurrency()
 
 
