@@ -1,12 +1,6 @@
-"""The two ways the orchestrator reaches the chat handler (both are :class:`~agent_app.types.ChatClient`).
-
-* :class:`InProcessChatClient` — the page's default: it calls the typed handler with its own objects, so
-  validation is the route's, without bytes, a network hop, a token or the network body limit (the page
-  runs in the server process, and its history may outgrow ``AGENT_MAX_BODY_BYTES``; the provider's context
-  window is the real bound there). Its errors keep their kind.
-* :class:`HttpChatClient` — for callers running elsewhere: an httpx POST to ``/api/agent/chat``, with the
-  bearer token when the server requires one. A non-200 answer becomes a
-  :class:`~agent_app.errors.ChatError` carrying the route's ``error`` text and the kind its status tells.
+"""The two ways the orchestrator reaches the chat handler (both :class:`~agent_app.types.ChatClient`):
+in process (the page: typed objects, no bytes, no body limit, errors keep their kind) and over HTTP
+(callers running elsewhere: a POST to ``/api/agent/chat`` whose status tells the error's kind).
 """
 
 from __future__ import annotations

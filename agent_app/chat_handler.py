@@ -127,18 +127,10 @@ def handle_chat(
     on_text: TextSink | None = None,
     cancel: CancelSignal | None = None,
 ) -> ChatResponse:
-    """Validation → configuration → adapter → system prompt + tool schemas → the history fitted into the
-    model's context window → one streamed provider call (once more, smaller, if the provider still finds the
-    request too long).
-
-    ``settings`` default to the current ones; ``tool_schemas`` to the enabled tools' (the page passes its
-    own registry's, the same set). ``on_text`` gets each piece of the answer's text as it arrives (in this
-    thread); once ``cancel`` is set the provider's response is closed and a :class:`ChatError` of kind
-    ``STOPPED`` raised with the text so far. Raises only :class:`ChatError`: a provider failure is logged
-    with its cause (secrets removed) and raised with the spec's bare text, the failure's kind and the text
-    that had arrived; anything unforeseen is a provider failure too. The answer carries the provider's
-    token ``usage`` when it sent one.
-    """
+    """One streamed provider call for ``request``, its history fitted into the model's window (once more,
+    smaller, if the provider still finds it too long). ``on_text`` gets the answer's text as it arrives;
+    ``cancel`` closes the response (kind ``STOPPED``, with the text so far). Raises only :class:`ChatError`:
+    a provider failure is logged with its cause (secrets removed) and raised with the spec's bare text."""
     call, fitted = _prepare(request, tool_schemas, settings)
 
     def send(messages: Sequence[ChatMessage]) -> ChatResponse:

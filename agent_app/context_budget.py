@@ -1,15 +1,8 @@
 """How many tokens a request may carry, and how many a history holds, counted offline and cheaply.
 
-Why no tokenizer: the exact ones either fetch their vocabulary from the internet at first use (tiktoken) or
-exist only behind the provider's API (Gemini's ``countTokens``), and a network call just to count would
-double every request's latency. A conservative bytes-per-token ratio is exact enough because the provider
-corrects it: every answer reports the input tokens it really counted, and the next request of the same
-conversation scales its estimate by that ratio (:func:`usage_scale`).
-
-The window comes from ``LLM_CONTEXT_TOKENS`` when set, else from :data:`KNOWN_WINDOWS` (model families
-matched by the longest prefix of the normalized name), else :data:`DEFAULT_WINDOW_TOKENS`. Room for the
-answer is ``LLM_MAX_OUTPUT_TOKENS`` when set, else :data:`OUTPUT_SHARE` of the window, at most
-:data:`MAX_OUTPUT_RESERVE`.
+Why no tokenizer: the exact ones fetch their vocabulary at first use (tiktoken) or live behind the
+provider's API (Gemini's ``countTokens``). A conservative bytes-per-token ratio is enough because every
+answer reports the tokens the provider really counted, and the next request scales by that (:func:`usage_scale`).
 """
 
 from __future__ import annotations

@@ -53,11 +53,6 @@ class ErrorKind(StrEnum):
     """The caller stopped the request (Stop): the provider's response was closed, nothing failed."""
 
     @property
-    def is_provider_failure(self) -> bool:
-        """Whether the wire answer is the bare ``LLM provider error`` (no upstream text may reach it)."""
-        return self in _PROVIDER_KINDS
-
-    @property
     def http_status(self) -> int | None:
         """The route's status for this kind; ``None`` for the kinds only a client produces."""
         return _STATUS.get(self)
@@ -68,15 +63,6 @@ class ErrorKind(StrEnum):
         return _KIND_OF_STATUS.get(status, cls.SERVER_ERROR)
 
 
-_PROVIDER_KINDS = frozenset(
-    {
-        ErrorKind.PROVIDER_REJECTED_KEY,
-        ErrorKind.RATE_LIMITED,
-        ErrorKind.TIMED_OUT,
-        ErrorKind.CONTEXT_TOO_LONG,
-        ErrorKind.PROVIDER_FAILED,
-    }
-)
 _KIND_OF_STATUS: dict[int, ErrorKind] = {
     400: ErrorKind.INVALID_REQUEST,
     401: ErrorKind.UNAUTHORIZED,

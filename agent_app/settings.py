@@ -1,12 +1,8 @@
-"""Every setting of the app, read in this one module: Streamlit secrets first, then the environment.
+"""Every setting of the app, read in this one module: Streamlit secrets first (Community Cloud and
+``.streamlit/secrets.toml``), then the environment (containers, CI); documented in ``.streamlit/secrets.toml.example``.
 
-Secrets win because that is where Streamlit Community Cloud and ``.streamlit/secrets.toml`` put them; the
-environment serves containers and CI. :func:`load_settings` reads them all into one frozen
-:class:`Settings` (cheap: one look for a secrets file, one validation), which the page takes once per run
-and the routes once per request, so a changed secret applies without a restart. A value that cannot be
-used leaves its setting at the default and is recorded in :attr:`Settings.problems`, so only what needs
-that setting refuses to work, with a message naming the setting — never its value (it may be a key).
-Every setting is documented in ``.streamlit/secrets.toml.example``.
+A value that cannot be used leaves its setting at the default and is recorded in :attr:`Settings.problems`,
+so only what needs that setting refuses to work, naming the setting, never its value (it may be a key).
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
-"""The chat store and the agent store: the spec's Zustand stores over any ``MutableMapping``.
+"""The chat store and the agent store: the spec's Zustand stores over any ``MutableMapping`` (``st.session_state``
+in the app, a ``dict`` in tests), each under its own key prefix so stores and widgets never collide.
 
-In the app the mapping is ``st.session_state``, so the state survives Streamlit's reruns; in tests
-it is a plain ``dict``. Each store keeps its fields under namespaced keys (``chat.messages``,
-``agent.status``, ...) so two stores, or a store and the page's own widgets, never collide.
-
-What is kept in the mapping is JSON text (the history as an insertion-ordered ``{id: json}`` dict,
-which makes a duplicate id cheap to refuse) and plain scalars, never live model objects, because:
-
-* a reader can never mutate the stored history by accident (every read builds fresh models);
-* Streamlit reloads changed modules during development, and objects of a reloaded class would no
-  longer be instances of the new one; JSON survives that (and pickling, if session state is
-  ever required to be serializable);
-* whatever a store accepts is, by construction, something storage and the wire can carry, so a
-  non-serializable message fails when it is added, with a clear error, not later in a save.
+The mapping holds JSON text and scalars, never live models: a reader cannot mutate the history by accident,
+a module Streamlit reloads cannot leave instances of a stale class behind, and a message storage or the wire
+could not carry fails when it is added, not later in a save.
 """
 
 from __future__ import annotations
@@ -32,13 +23,8 @@ types are invariant in their key, so ``MutableMapping[str, Any]`` alone would re
 
 
 class ChatPersistence(Protocol):
-    """The counterpart of the spec's ``persist(...)``: where a chat is written through to storage.
-
-    The store calls it *after* its own state is updated, so a failing persistence loses nothing
-    from the session; the exception propagates to the caller, who decides how to report it. A message
-    that failed stays queued and is written, in order, before any later one (see :class:`ChatStore`),
-    so ``message_added`` must be idempotent for a message id it has seen (storage replaces the body).
-    """
+    """The spec's ``persist(...)``: called *after* the store's own state changed, so a failure loses nothing
+    from the session. A failed message is written again later, so ``message_added`` must be idempotent."""
 
     def message_added(self, message: ChatMessage) -> None:
         """``message`` was appended to the conversation."""
@@ -52,11 +38,8 @@ class ChatPersistence(Protocol):
 class ChatStore:
     """``messages``, ``loading`` and ``error`` of one conversation, with the spec's actions.
 
-    Write-through keeps an ordered queue of the messages persistence has not taken yet (it failed: a
-    busy, full or read-only database; or there was no persistence yet: a chat not stored so far).
-    Every write first drains that queue in order, so a later message never lands before an earlier
-    unsaved one, and whatever failed is saved by the next write or :meth:`save_unsaved`.
-    """
+    Messages persistence has not taken yet (a busy, full or read-only database; no persistence yet) wait in
+    an ordered queue that every write drains first, so a later message never lands before an earlier one."""
 
     def __init__(
         self,
@@ -114,13 +97,8 @@ class ChatStore:
     # -- actions ---------------------------------------------------------------------------------
 
     def add_message(self, message: ChatMessage | Mapping[str, Any]) -> ChatMessage:
-        """Append ``message`` and write it through to persistence; return the stored message.
-
-        Accepts a :class:`ChatMessage` or its dictionary form in either spelling (the spec's
-        ``{"role": "user", "content": "Hello"}``); a missing ``id``/``timestamp`` is filled in.
-        Raises ``ValueError`` (pydantic's ``ValidationError`` is one) for an invalid message, one
-        that is not JSON-serializable, or an ``id`` already in the conversation; nothing changes then.
-        """
+        """Append ``message`` (a model, or its dict in either spelling) and write it through; return it as
+        stored. ``ValueError`` for an invalid message or an ``id`` already there; nothing changes then."""
         model = message if isinstance(message, ChatMessage) else ChatMessage.model_validate(dict(message))
         raw = model.model_dump_json(by_alias=True, exclude_none=True)
         stored = ChatMessage.model_validate_json(raw)
@@ -133,11 +111,8 @@ class ChatStore:
         return stored
 
     def save_unsaved(self) -> int:
-        """Write the queued messages through, oldest first; return how many were written.
-
-        Stops at the first failure and raises it; that message and every later one stay queued.
-        Without persistence nothing is written (they are written once one is set and this runs).
-        """
+        """Write the queued messages through, oldest first; return how many. The first failure is raised,
+        and that message and every later one stay queued."""
         if self._persistence is None:
             return 0
         raws = self._raw_messages()
@@ -151,7 +126,6 @@ class ChatStore:
         return saved
 
     def set_loading(self, value: bool) -> None:
-        """Mark a request as in progress (or finished)."""
         self._state[self._loading_key] = bool(value)
 
     def set_error(self, error: str | None, kind: ErrorKind | None = None) -> None:
@@ -170,13 +144,8 @@ class ChatStore:
             self._persistence.messages_cleared()
 
     def load_messages(self, messages: list[ChatMessage], *, keep_unsaved: bool = False) -> None:
-        """Replace the history with ``messages`` read from storage, *without* writing them back.
-
-        Used when a stored conversation is reopened; its error (if any) belonged to the previous
-        conversation and is cleared, and so is its queue of unsaved messages. With ``keep_unsaved``
-        (the same conversation, reread because another tab added to it) the unsaved messages stay,
-        after the stored ones and still queued. Invalid or duplicate messages raise before anything changes.
-        """
+        """Replace the history with ``messages`` read from storage, *without* writing them back; the error
+        and the unsaved queue go, unless ``keep_unsaved`` (the same conversation, reread) keeps the queue."""
         raws: dict[str, str] = {}
         for message in messages:
             if message.id in raws:
@@ -192,7 +161,6 @@ class ChatStore:
         self._state[self._error_key] = self._state[self._error_kind_key] = None
 
     def set_persistence(self, persistence: ChatPersistence | None) -> None:
-        """Write future changes through to ``persistence`` (``None``: keep them in the session only)."""
         self._persistence = persistence
 
     def _raw_messages(self) -> dict[str, str]:
@@ -223,7 +191,6 @@ class AgentStore:
 
     @property
     def active_tool(self) -> str | None:
-        """The tool running right now, if any."""
         return _optional_str(self._state.get(self._active_tool_key))
 
     @property
@@ -237,7 +204,6 @@ class AgentStore:
         self._state[self._status_key] = _check_status(status)
 
     def set_active_tool(self, name: str | None) -> None:
-        """Name the tool that is running (``None``: none)."""
         self._state[self._active_tool_key] = name
 
     def set_context(self, context: AgentContext | Mapping[str, Any] | None) -> None:
@@ -249,11 +215,7 @@ class AgentStore:
         self._state[self._context_key] = model.model_dump_json(by_alias=True, exclude_none=True)
 
     def reset(self) -> None:
-        """Back to ``idle`` with no active tool.
-
-        The context is kept: it describes the user's workspace (project, player position), not the
-        run that just ended, and the next request needs it just the same.
-        """
+        """Back to ``idle`` with no active tool; the context (the user's workspace) stays for the next request."""
         self._state[self._status_key] = "idle"
         self._state[self._active_tool_key] = None
 

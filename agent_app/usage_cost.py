@@ -1,12 +1,6 @@
-"""Token counts of answers and, when prices are configured, what they cost.
-
-Why: a creator paying for a hosted model wants to see what a conversation uses. Every assistant message
-carries the provider's count of the request that produced it (:class:`~agent_app.types.TokenUsage`); an
-answer may take several requests (a tool loop), so answers and conversations are sums.
-
-``LLM_PRICES`` (optional) maps model names to US dollars per million tokens, as a table in
-``.streamlit/secrets.toml`` or JSON in the environment: ``{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}``.
-The configured ``LLM_MODEL``'s entry turns tokens into an estimate; without one, only tokens are shown.
+"""Token counts of answers and, when ``LLM_PRICES`` gives the model's price per million tokens, what they cost:
+a creator paying for a hosted model wants to see what a conversation uses. An answer may take several
+requests (a tool loop), so answers and conversations are sums.
 """
 
 from __future__ import annotations

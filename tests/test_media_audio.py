@@ -10,14 +10,18 @@ import numpy as np
 import pytest
 
 from agent_app.media.audio import AudioSource, extract_audio
-from agent_app.media.audio_probe import probe_audio
-from agent_app.media.chunking import FloatArray, split_points
+from agent_app.media.chunking import FloatArray, rechunk
 from agent_app.media.encode import encode_ogg_opus, encoded_chunks
 from agent_app.media.media_errors import NoAudioStreamError, TruncatedMediaError, UnreadableMediaError
 from agent_app.media.sample_placement import SAMPLE_RATE
 from bench.media_factory import Video, mp4, not_media, silent_mp4, tone_track, truncated_copy, write_mp4
 
 TOLERANCE_MS = 50
+
+
+def split_points(samples: FloatArray, sample_rate: int, max_chunk_s: float, search_s: float) -> list[tuple[int, int]]:
+    """``[(begin, end), ...]`` sample ranges covering in-memory ``samples``, as ``rechunk`` cuts them."""
+    return [(begin, begin + len(piece)) for begin, piece in rechunk([samples], sample_rate, max_chunk_s, search_s)]
 
 
 def onset_ms(samples: FloatArray, start_ms: int = 0, threshold: float = 0.1) -> float:
@@ -34,7 +38,7 @@ def tone_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_extracts_the_whole_audio_as_16khz_mono(tone_video: Path) -> None:
-    info = probe_audio(tone_video)
+    info = AudioSource(tone_video).info
     clip = extract_audio(tone_video)
     assert clip.sample_rate == SAMPLE_RATE and clip.samples.dtype == np.float32 and clip.samples.ndim == 1
     assert info.duration_ms is not None

@@ -1,9 +1,6 @@
 """Media work: audio extraction (PyAV), transcription backends, the transcript cache, subtitle export.
 
-What a tool plugin or the page uses is exported here and nowhere else: transcribe an asset (from the cache
-when it was transcribed before), read an asset's saved transcript, the transcript's types, its exports,
-and the language normalization the transcription arguments share. The modules behind it are the
-package's inside and may change shape.
+What a tool plugin or the page uses is exported here and nowhere else; the modules behind it may change shape.
 """
 
 from agent_app.media.language import language_code

@@ -1,12 +1,8 @@
 """Audio extraction with PyAV: any file FFmpeg reads → 16 kHz mono float32 samples, streamed.
 
-Why PyAV: its wheel ships FFmpeg's libraries, so no system ``ffmpeg`` is needed on a fresh machine or on
-Streamlit Community Cloud. Why streaming: a video can be gigabytes while its speech at 16 kHz mono float32
-is about 3.8 MB a minute, so we demux only the audio stream packet by packet, and :class:`AudioSource`
-hands the resampled audio on piece by piece: an hour-long file costs no more memory than a minute.
-What the file is (:mod:`~agent_app.media.audio_probe`), where samples go on the timeline
-(:mod:`~agent_app.media.sample_placement`) and whether it was cut short (:mod:`~agent_app.media.truncation`)
-live in their own modules.
+Why PyAV: its wheel ships FFmpeg's libraries, so no system ``ffmpeg`` is needed. Why streaming: a video can
+be gigabytes, so only the audio stream is demuxed, packet by packet, and handed on piece by piece: an hour
+costs no more memory than a minute.
 """
 
 from __future__ import annotations
@@ -93,12 +89,9 @@ class AudioClip:
 class AudioSource:
     """The audio of a media file (or of ``[start_ms, end_ms)``), decoded lazily as it is consumed.
 
-    Opening probes the file, so a missing, unreadable or silent-only file fails here, before any work;
-    damage further in surfaces while iterating. One audio stream is decoded (see
-    :mod:`agent_app.media.stream_choice`); video packets are read past (their times tell a cut file from
-    one whose audio simply ends early) but never decoded, and only the current piece of audio is held in
-    memory. A packet that fails to decode is skipped and its time recorded in :attr:`damaged_at_ms`.
-    """
+    Opening probes the file, so a missing or unreadable file fails before any work; damage further in
+    surfaces while iterating. Video packets are read past, never decoded: their times tell a cut file from
+    one whose audio simply ends early."""
 
     def __init__(self, path: Path, start_ms: int | None = None, end_ms: int | None = None) -> None:
         self.path = path

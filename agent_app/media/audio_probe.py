@@ -37,7 +37,6 @@ class MediaInfo:
     codec: str
     stream_index: int = 0
     """Which of the file's audio streams (0-based among audio streams) is transcribed."""
-    audio_streams: int = 1
     origin_s: float = 0.0
     """The media's start time: time 0 in a player (MPEG-TS starts at a running clock's timestamp)."""
     length_exact: bool = True
@@ -95,13 +94,6 @@ def media_info(container: av.container.InputContainer, path: Path | None = None)
         channels=int(codec.channels or 0),
         codec=str(codec.name),
         stream_index=index,
-        audio_streams=len(container.streams.audio),
         origin_s=max(0.0, origin_s),
         length_exact=length_is_exact(container, path),
     )
-
-
-def probe_audio(path: Path) -> MediaInfo:
-    """Duration and audio format of ``path``; raises a :class:`MediaError` subclass when unusable."""
-    with open_media(path) as container:
-        return media_info(container, path)

@@ -60,8 +60,3 @@ def rechunk(
             buffered = len(parts[0])
     if buffered or position == 0:
         yield position, (np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32))
-
-
-def split_points(samples: FloatArray, sample_rate: int, max_chunk_s: float, search_s: float) -> list[tuple[int, int]]:
-    """``[(begin, end), ...]`` sample ranges covering in-memory ``samples``, as :func:`rechunk` cuts them."""
-    return [(begin, begin + len(piece)) for begin, piece in rechunk([samples], sample_rate, max_chunk_s, search_s)]

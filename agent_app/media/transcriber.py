@@ -1,9 +1,6 @@
-"""Transcribe one media asset (or a range of it): answer from the transcript cache, or decode the audio
-and run the configured backend, then store the result. The ``transcribe_video`` tool and the page's
-Transcribe button both come here (through :mod:`agent_app.media`'s public API).
-
-Every failure is a :class:`TranscriptionError` whose message names the asset and says what to do: the
-orchestrator hands exception messages to the model and the page shows them as they are.
+"""Transcribe one media asset (or a range of it), from the transcript cache or by the configured backend;
+the ``transcribe_video`` tool and the page's Transcribe button both come here. Every failure is a
+:class:`TranscriptionError` naming the asset and what to do: the model and the page show it as it is.
 """
 
 from __future__ import annotations

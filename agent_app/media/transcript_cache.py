@@ -1,13 +1,9 @@
-"""Transcripts cached by what was transcribed (the media's SHA-256) and how (backend, model, language,
-range), in SQLite under the project's data directory, so asking again is instant and survives restarts.
+"""Transcripts cached by content (the media's SHA-256) and how they were made (backend, model, language,
+range), in SQLite, so asking again is instant and survives restarts.
 
-Keyed by content rather than asset id because the same file uploaded twice is transcribed once, and a
-replaced file is never answered with a stale transcript. Hashing a large video takes seconds, so digests
-are memoized by (path, size, mtime): a changed file changes one of those and is hashed again.
-
-Own database file (``transcripts.sqlite3``) rather than the page's schema: the two evolve independently.
-WAL mode lets the page read while a tool run writes; each operation opens its own short-lived connection,
-which makes the cache safe to share between Streamlit's script threads.
+Keyed by content, not asset id: the same file uploaded twice is transcribed once, and a replaced file is
+never answered with a stale transcript. Digests are memoized by (path, size, mtime): hashing a large video
+takes seconds. Its own database file, so it evolves apart from the page's schema.
 """
 
 from __future__ import annotations

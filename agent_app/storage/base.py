@@ -1,9 +1,6 @@
-"""The storage interface the page, the stores and the tools depend on.
-
-The page only ever talks to :class:`Storage`, so a shared SQL database (PostgreSQL behind several
-app replicas) can replace the default SQLite file without touching the UI. Every method takes and
-returns the shared pydantic types; nothing outside an implementation sees SQL or file paths other
-than :meth:`Storage.media_path`.
+"""The storage interface the page, the stores and the tools depend on: shared pydantic types in and out, no
+SQL or file path outside an implementation (but :meth:`Storage.media_path`), so a shared SQL database could
+replace the SQLite file without touching the UI.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The records the storage keeps besides the shared types: projects, scenes and conversations.
-
-They use the same camelCase wire base as :mod:`agent_app.types` so a future HTTP API or export can
-serialise them without a second set of names. Media assets are the shared
-:class:`~agent_app.types.MediaAsset` (the storage adds only where the bytes live, which it never
-hands out except through :meth:`~agent_app.storage.base.Storage.media_path`).
+"""The records storage keeps besides the shared types (projects, scenes, conversations), on the same camelCase
+wire base so an export or API can serialise them without a second set of names.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The default :class:`~agent_app.storage.base.Storage`: one SQLite file plus a media directory.
-
-Layout under ``data_dir``: ``agent.sqlite3`` (WAL mode, see :mod:`agent_app.storage.sqlite_database`)
-and ``media/<generated id>.<ext>``. The rows of each kind live in their own module
-(:mod:`~agent_app.storage.sqlite_projects`, :mod:`~agent_app.storage.sqlite_assets`,
-:mod:`~agent_app.storage.sqlite_conversations`); this class puts them together.
+"""The default :class:`~agent_app.storage.base.Storage`: ``agent.sqlite3`` plus ``media/<generated id>.<ext>``
+under ``data_dir``, put together from the modules that hold each kind of row.
 """
 
 from __future__ import annotations

@@ -106,13 +106,11 @@ class ConversationRows:
     def rename_conversation(self, conversation_id: str, title: str) -> Conversation:
         """Give the conversation a title of the user's choosing (cleaned like every name)."""
         with self._db.write() as db:
-            cursor = db.execute(
+            db.execute(
                 "UPDATE conversations SET title = ? WHERE id = ?", (clean_name(title, "Untitled"), conversation_id)
             )
-            if cursor.rowcount == 0:
-                raise NotFoundError(f"No conversation {conversation_id}")
         renamed = self.get_conversation(conversation_id)
-        if renamed is None:  # removed between the update and this read
+        if renamed is None:  # there was none, or it was removed between the update and this read
             raise NotFoundError(f"No conversation {conversation_id}")
         return renamed
 

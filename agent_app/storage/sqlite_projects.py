@@ -41,15 +41,13 @@ class ProjectRows:
 
     def rename_project(self, project_id: str, name: str) -> Project:
         with self._db.write() as db:
-            cursor = db.execute(
-                "UPDATE projects SET name = ? WHERE id = ?", (clean_name(name, "Untitled project"), project_id)
-            )
-            if cursor.rowcount == 0:
-                raise NotFoundError(f"No project {project_id}")
-        project = self.get_project(project_id)
-        if project is None:  # removed between the update and this read
+            row = db.execute(
+                "UPDATE projects SET name = ? WHERE id = ? RETURNING *",
+                (clean_name(name, "Untitled project"), project_id),
+            ).fetchone()
+        if row is None:
             raise NotFoundError(f"No project {project_id}")
-        return project
+        return row_as(Project, row)
 
     def create_scene(self, project_id: str, name: str) -> Scene:
         with self._db.write() as db:
@@ -85,10 +83,12 @@ class ProjectRows:
         return [row_as(Scene, row) for row in rows]
 
     def rename_scene(self, scene_id: str, name: str) -> Scene:
-        scene = self.get_scene(scene_id)
-        if scene is None:
-            raise NotFoundError(f"No scene {scene_id}")
-        new_name = clean_name(name, scene.name)
+        """A blank ``name`` keeps the scene's name."""
         with self._db.write() as db:
-            db.execute("UPDATE scenes SET name = ? WHERE id = ?", (new_name, scene_id))
-        return scene.model_copy(update={"name": new_name})
+            row = db.execute(
+                "UPDATE scenes SET name = COALESCE(NULLIF(?, ''), name) WHERE id = ? RETURNING *",
+                (clean_name(name, ""), scene_id),
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(f"No scene {scene_id}")
+        return row_as(Scene, row)

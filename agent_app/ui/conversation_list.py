@@ -1,9 +1,6 @@
-"""The project's conversations in the sidebar: search by words said in them, open one, and rename,
-export (Markdown, JSON with tool calls) or delete (after asking) the open one.
-
-Counts read as the user thinks of a chat ("3 questions": their own messages, not the tool traffic) and
-times are on the browser's clock (``st.context.timezone``). At most :data:`MAX_LISTED` conversations are
-drawn, newest first; older ones are found by searching, so a rerun costs the same with 10 or 1,000.
+"""The project's conversations in the sidebar: search by words said in them, open one; rename, export or
+delete the open one. Counts are the user's questions, times on the browser's clock; at most
+:data:`MAX_LISTED` are drawn and older ones are found by searching, so a rerun costs the same with 10 or 1,000.
 """
 
 from __future__ import annotations
@@ -14,10 +11,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import streamlit as st
 
-from agent_app.storage import Conversation, StorageError
+from agent_app.storage import Conversation
 from agent_app.ui.chat_history import reset_window
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
 from agent_app.ui.formatting import count_of, escape_markdown, local_time
+from agent_app.ui.notices import rename_field, run_confirmed, show_notices
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.transcript_view import search_words
 
@@ -25,7 +23,6 @@ MAX_LISTED = 20
 _SEARCH = "conversations_search"
 _RENAME = "conversations_rename"
 _CONFIRM_DELETE = "conversations.confirm_delete"
-_NOTICE = "conversations.notice"
 
 
 def browser_zone() -> tuple[tzinfo, str]:
@@ -55,34 +52,13 @@ def _open(workspace: Workspace, conversation_id: str) -> None:
     workspace.state[_CONFIRM_DELETE] = None
 
 
-def _rename(workspace: Workspace) -> None:
-    conversation_id = workspace.conversation_id
-    title = str(st.session_state.get(_RENAME) or "").strip()
-    if conversation_id is None or not title:
-        workspace.state[_NOTICE] = "Type the conversation's new name first."
-        return
-    try:
-        workspace.storage.rename_conversation(conversation_id, title)
-    except StorageError as exc:
-        workspace.state[_NOTICE] = str(exc)
-        return
-    st.session_state[_RENAME] = ""
-
-
 def _ask_delete(workspace: Workspace, conversation_id: str | None) -> None:
     workspace.state[_CONFIRM_DELETE] = conversation_id
 
 
 def _delete(workspace: Workspace, conversation_id: str) -> None:
-    workspace.state[_CONFIRM_DELETE] = None
-    try:
-        workspace.storage.delete_conversation(conversation_id)
-    except StorageError as exc:
-        workspace.state[_NOTICE] = str(exc)
-        return
-    if workspace.conversation_id == conversation_id:
-        workspace.new_chat()
-        reset_window(workspace.state)
+    workspace.delete_conversation(conversation_id)
+    reset_window(workspace.state)
 
 
 # --- drawing --------------------------------------------------------------------------------------
@@ -128,16 +104,14 @@ def render_conversations(workspace: Workspace) -> None:
         current = workspace.storage.get_conversation(current_id)
     if current is not None:
         _render_open_conversation(workspace, current, zone)
-    notice = workspace.state.pop(_NOTICE, None)
-    if notice:
-        st.error(escape_markdown(str(notice)), icon=":material/error:")
+    show_notices(workspace.state, "conversation")
 
 
 def _render_open_conversation(workspace: Workspace, conversation: Conversation, zone: tzinfo) -> None:
     """Rename, export and delete the open conversation."""
     with st.expander("Rename, export or delete this chat", icon=":material/edit_note:"):
-        st.text_input("New name", key=_RENAME, placeholder=conversation.title or "Untitled")
-        st.button("Rename", key="conversations_rename_button", on_click=_rename, args=(workspace,))
+        rename = functools.partial(workspace.storage.rename_conversation, conversation.id)
+        rename_field(workspace.state, _RENAME, "conversation", rename, placeholder=conversation.title or "Untitled")
         messages = workspace.chat.messages
         stem = export_file_stem(conversation.title)
         with st.container(horizontal=True, gap="small"):
@@ -177,8 +151,13 @@ def _render_open_conversation(workspace: Workspace, conversation: Conversation, 
             st.button(
                 "Yes, delete",
                 key="conversations_delete_yes",
-                on_click=_delete,
-                args=(workspace, conversation.id),
+                on_click=run_confirmed,
+                args=(
+                    workspace.state,
+                    _CONFIRM_DELETE,
+                    "conversation",
+                    functools.partial(_delete, workspace, conversation.id),
+                ),
                 type="primary",
             )
             st.button("Keep", key="conversations_delete_no", on_click=_ask_delete, args=(workspace, None))

@@ -1,12 +1,11 @@
-"""The media library in the sidebar: upload, one page of the project's files (newest first, filtered by
-name), play and remove (after asking).
-
-A rerun reads one page of rows (:data:`PAGE_SIZE`, plus one to know whether there are older ones)
-whatever the size of the library, so a project of 2,000 clips redraws as fast as one of 10; the name
-filter appears once a second page exists.
+"""The media library in the sidebar: upload, one page of the project's files (newest first, filtered by name),
+play and remove (after asking). A rerun reads one page of rows whatever the size of the library, so 2,000
+clips redraw as fast as 10.
 """
 
 from __future__ import annotations
+
+import functools
 
 import streamlit as st
 
@@ -20,7 +19,7 @@ from agent_app.storage import (
 from agent_app.stores import SessionState
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown, format_duration, format_size
-from agent_app.ui.notices import notify, show_notices
+from agent_app.ui.notices import notify, run_confirmed, show_notices
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sidebar import SETTINGS_HELP
 
@@ -74,17 +73,6 @@ def _on_upload(workspace: Workspace, key: str) -> None:
 def _on_remove_asked(workspace: Workspace, asset_id: str | None) -> None:
     """The bin was clicked (or the question cancelled): removing deletes the file, so ask first."""
     workspace.state[_CONFIRM_REMOVE] = asset_id
-
-
-def _on_remove(workspace: Workspace, asset_id: str) -> None:
-    workspace.state[_CONFIRM_REMOVE] = None
-    try:
-        workspace.storage.remove_asset(asset_id)
-    except StorageError as exc:
-        notify(workspace.state, "error", str(exc))
-        return
-    if workspace.active_asset_id == asset_id:
-        workspace.select_asset(None)
 
 
 def _on_play(workspace: Workspace, asset_id: str) -> None:
@@ -215,8 +203,8 @@ def _render_remove_question(workspace: Workspace, asset: MediaAsset) -> None:
     yes_col.button(
         "Yes, remove",
         key=f"sidebar_remove_yes_{asset.id}",
-        on_click=_on_remove,
-        args=(workspace, asset.id),
+        on_click=run_confirmed,
+        args=(workspace.state, _CONFIRM_REMOVE, "media", functools.partial(workspace.remove_asset, asset.id)),
         type="primary",
         width="stretch",
     )

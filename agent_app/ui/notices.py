@@ -1,9 +1,14 @@
-"""Messages a widget callback leaves for the next draw, shown once next to the control that caused them."""
+"""Messages a widget callback leaves for the next draw, shown once next to the control that caused them,
+and the Rename field every named record shares."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
+from agent_app.storage import StorageError
 from agent_app.stores import SessionState
 from agent_app.ui.formatting import escape_markdown
 
@@ -35,3 +40,33 @@ def show_notices(state: SessionState, section: str) -> None:
         else:
             st.success(escape_markdown(text), icon=":material/check_circle:")
     state[_NOTICES] = [notice for notice in pending if notice[0] != section]
+
+
+def rename_field(state: SessionState, key: str, what: str, rename: Callable[[str], object], **options: Any) -> None:
+    """A text field (``options`` for ``st.text_input``) and its Rename button, which calls ``rename``."""
+    st.text_input(f"Rename this {what} to", key=key, **options)
+    st.button(f"Rename {what}", key=f"{key}_button", on_click=rename_from_input, args=(state, key, what, rename))
+
+
+def rename_from_input(state: SessionState, input_key: str, what: str, rename: Callable[[str], object]) -> None:
+    """A Rename button's callback: ``rename`` to the name typed into ``input_key`` (emptied after); a blank
+    name or a storage failure is a notice in the section ``what``."""
+    name = str(st.session_state.get(input_key) or "").strip()
+    if not name:
+        notify(state, "error", f"Type the {what}'s new name first.", what)
+        return
+    try:
+        rename(name)
+    except StorageError as exc:
+        notify(state, "error", str(exc), what)
+        return
+    st.session_state[input_key] = ""
+
+
+def run_confirmed(state: SessionState, confirm_key: str, section: str, action: Callable[[], object]) -> None:
+    """The Yes of a "really?" question: the question goes and ``action`` runs; a storage failure is a notice."""
+    state[confirm_key] = None
+    try:
+        action()
+    except StorageError as exc:
+        notify(state, "error", str(exc), section)

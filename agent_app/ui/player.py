@@ -1,10 +1,6 @@
-"""The player of the active asset and the playhead the assistant is told about.
-
-The playhead (``playbackTimeMs`` in the context) is where the user is: set here, by a transcript
-segment, or reported by the playing video itself (:mod:`~agent_app.ui.player_element`: on each new
-segment, on pause and on a seek in the player's own controls). A seek starts the video at the exact
-millisecond. Without the media route (AppTest, a bare ``streamlit run`` of the page script) the
-player falls back to ``st.video``, which starts on whole seconds and reports nothing.
+"""The player of the active asset and the playhead the assistant is told about (set here, by a transcript
+segment, or reported by the playing video). Without the media route (AppTest, a bare ``streamlit run``
+of the page script) it falls back to ``st.video``, which starts on whole seconds and reports nothing.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""The browser's own ``<video>``/``<audio>`` element as a small Streamlit component, for the two things
-``st.video`` cannot do: start at an exact time and say where the playing video is.
+"""The browser's own ``<video>``/``<audio>`` element as a small Streamlit component, for what ``st.video``
+cannot do: start at an exact millisecond (``st.video`` keeps whole seconds) and say where the playing video is.
 
-``st.video(start_time=…)`` keeps whole seconds (Streamlit 1.67 sends ``int(start_time)`` and the
-browser sets ``currentTime`` to it), so a segment at 0:08.146 would start at 8.0 s; here the element's
-``currentTime`` is set to the millisecond. While it plays, the element reports its position back when
-it crosses into another transcript segment (``marks_ms``), and whenever it is paused or sought, so the
-transcript follows the video and the assistant is told where the user is; between marks it stays
-quiet, so playing costs one rerun per segment, not one per frame.
-
-A seek is applied only when its ``seek_id`` changes (a click on a segment, a typed playhead): the
-reruns its own reports cause must not pull the video back. The script is fixed text; the only data
-are an address on this server, numbers and the asset's name as an attribute (never HTML).
+It reports its position when it crosses into another transcript segment (``marks_ms``) or is paused or
+sought: one rerun per segment, not per frame. A seek applies only when ``seek_id`` changes, so the reruns its
+own reports cause never pull the video back. The only data in the fixed script are an address on this
+server, numbers and the asset's name as an attribute (never HTML).
 """
 
 from __future__ import annotations

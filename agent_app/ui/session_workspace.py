@@ -1,16 +1,11 @@
-"""What one browser session has open: project, scene, conversation, active asset and playhead.
-
-Kept in ``st.session_state`` (any ``MutableMapping`` here, so it is testable without Streamlit), so
-two sessions never see each other's unsaved choices; what must outlive the session (projects,
-scenes, media, messages) is in :class:`~agent_app.storage.Storage`. The current project and
-conversation are mirrored in the URL (``?project=…&chat=…``) by the page, and
-:meth:`Workspace.sync_with_url` reopens them after a reload or from a shared link.
+"""What one browser session has open (project, scene, conversation, active asset, playhead), kept in session
+state so two sessions never see each other's unsaved choices; what outlives the session is in storage.
 """
 
 from __future__ import annotations
 
 from agent_app.prompt import MAX_LISTED_ASSETS
-from agent_app.storage import Conversation, NotFoundError, Project, Scene, Storage
+from agent_app.storage import NotFoundError, Project, Scene, Storage
 from agent_app.stores import AgentStore, ChatStore, SessionState
 from agent_app.types import AgentContext, MediaAsset
 
@@ -45,25 +40,25 @@ class Workspace:
                 self.open_conversation(None)
 
     # --- what is open -----------------------------------------------------------------------------
+    def _id(self, key: str) -> str | None:
+        value = self.state.get(key)
+        return None if value is None else str(value)
+
     @property
     def project_id(self) -> str | None:
-        value = self.state.get(_PROJECT)
-        return None if value is None else str(value)
+        return self._id(_PROJECT)
 
     @property
     def conversation_id(self) -> str | None:
-        value = self.state.get(_CONVERSATION)
-        return None if value is None else str(value)
+        return self._id(_CONVERSATION)
 
     @property
     def scene_id(self) -> str | None:
-        value = self.state.get(_SCENE)
-        return None if value is None else str(value)
+        return self._id(_SCENE)
 
     @property
     def active_asset_id(self) -> str | None:
-        value = self.state.get(_ASSET)
-        return None if value is None else str(value)
+        return self._id(_ASSET)
 
     @property
     def playhead_ms(self) -> int:
@@ -154,14 +149,15 @@ class Workspace:
         """Start an empty conversation; the current one stays stored and listed."""
         self.open_conversation(None)
 
-    def ensure_conversation(self, first_message: str = "") -> str:
-        """The open conversation's id, creating it (titled by ``first_message``) on first use, with
-        every message not saved yet written, in order (a failed write, or anything said before the
-        first one). Raises the storage error when they still cannot be written.
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete it from storage; an open one gives way to a new chat."""
+        self.storage.delete_conversation(conversation_id)
+        if self.conversation_id == conversation_id:
+            self.new_chat()
 
-        Conversations are created lazily so opening the page or pressing "New chat" never leaves
-        empty conversations behind.
-        """
+    def ensure_conversation(self, first_message: str = "") -> str:
+        """The open conversation's id, created (titled by ``first_message``) on first use so that opening the
+        page or "New chat" never leaves empty conversations behind; every unsaved message is written first."""
         if self.conversation_id is None:
             conversation = self.storage.create_conversation(self.project().id, first_message)
             self.state[_CONVERSATION] = conversation.id
@@ -193,18 +189,12 @@ class Workspace:
         self.chat.set_error(error, kind)
         return True
 
-    def conversations(self) -> list[Conversation]:
-        return self.storage.list_conversations(self.project().id)
-
     # --- scenes, media, playhead ------------------------------------------------------------------
     def scenes(self) -> list[Scene]:
         return self.storage.list_scenes(self.project().id)
 
     def select_scene(self, scene_id: str | None) -> None:
         self.state[_SCENE] = scene_id
-
-    def assets(self) -> list[MediaAsset]:
-        return self.storage.list_assets(self.project().id)
 
     def active_asset(self) -> MediaAsset | None:
         """The asset in the player: the chosen one if it is still in the project, else the newest.
@@ -219,6 +209,12 @@ class Workspace:
             chosen = newest[0] if newest else None
             self.state[_ASSET] = chosen.id if chosen is not None else None
         return chosen
+
+    def remove_asset(self, asset_id: str) -> None:
+        """Remove it from the project (its file is deleted) and from the player."""
+        self.storage.remove_asset(asset_id)
+        if self.active_asset_id == asset_id:
+            self.select_asset(None)
 
     def select_asset(self, asset_id: str | None) -> None:
         if asset_id != self.active_asset_id:

@@ -1,22 +1,18 @@
-"""The sidebar: project, scenes and what the assistant is (model and tools); the media library and the
-conversations have modules of their own (:mod:`~agent_app.ui.library_panel`,
-:mod:`~agent_app.ui.conversation_list`).
-
-Every change goes through :class:`~agent_app.ui.session_workspace.Workspace` and storage in a widget
-callback, which Streamlit runs before the script, so the rest of the page already draws the new
-state in the same run. Errors are shown next to the control that caused them and lose nothing.
+"""The sidebar's project, scenes and assistant sections. Every change goes through the workspace and
+storage in a widget callback, which Streamlit runs before the script, so the page draws the new state
+in the same run; errors show next to the control that caused them and lose nothing.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import streamlit as st
 
 from agent_app.llm_config import LLMStatus
-from agent_app.storage import StorageError
 from agent_app.ui.formatting import escape_markdown
-from agent_app.ui.notices import notify, show_notices
+from agent_app.ui.notices import notify, rename_field, show_notices
 from agent_app.ui.pickers import Choices, pick_by_id
 from agent_app.ui.session_workspace import Workspace
 
@@ -39,19 +35,6 @@ def _on_project_created(workspace: Workspace) -> None:
     st.session_state["sidebar_project"] = project.id
 
 
-def _on_project_renamed(workspace: Workspace) -> None:
-    name = str(st.session_state.get("sidebar_rename_project", "")).strip()
-    if not name:
-        notify(workspace.state, "error", "Type the project's new name first.", "project")
-        return
-    try:
-        workspace.storage.rename_project(workspace.project().id, name)
-    except StorageError as exc:
-        notify(workspace.state, "error", str(exc), "project")
-        return
-    st.session_state["sidebar_rename_project"] = ""
-
-
 def render_project(workspace: Workspace) -> None:
     projects = workspace.storage.list_projects()
     names = {project.id: project.name for project in projects}
@@ -67,10 +50,8 @@ def render_project(workspace: Workspace) -> None:
     with st.expander("New or rename project", icon=":material/add:"):
         st.text_input("Name", key="sidebar_new_project", placeholder="e.g. Harbour documentary")
         st.button("Create project", key="sidebar_create_project", on_click=_on_project_created, args=(workspace,))
-        st.text_input("Rename this project to", key="sidebar_rename_project", placeholder=current.name)
-        st.button(
-            "Rename project", key="sidebar_rename_project_button", on_click=_on_project_renamed, args=(workspace,)
-        )
+        rename = functools.partial(workspace.storage.rename_project, current.id)
+        rename_field(workspace.state, "sidebar_rename_project", "project", rename, placeholder=current.name)
     show_notices(workspace.state, "project")
 
 
@@ -82,20 +63,6 @@ def _on_scene_added(workspace: Workspace) -> None:
     scene = workspace.storage.create_scene(workspace.project().id, name)
     workspace.select_scene(scene.id)
     st.session_state["sidebar_new_scene"] = ""
-
-
-def _on_scene_renamed(workspace: Workspace) -> None:
-    scene_id = workspace.scene_id
-    name = str(st.session_state.get("sidebar_rename_scene", "")).strip()
-    if scene_id is None or not name:
-        notify(workspace.state, "error", "Type the scene's new name first.", "scenes")
-        return
-    try:
-        workspace.storage.rename_scene(scene_id, name)
-    except StorageError as exc:
-        notify(workspace.state, "error", str(exc), "scenes")
-        return
-    st.session_state["sidebar_rename_scene"] = ""
 
 
 def render_scenes(workspace: Workspace) -> None:
@@ -119,9 +86,9 @@ def render_scenes(workspace: Workspace) -> None:
         st.text_input("New scene", key="sidebar_new_scene", placeholder=f"Scene {len(scenes) + 1}")
         st.button("Add scene", key="sidebar_add_scene", on_click=_on_scene_added, args=(workspace,))
         if scenes:
-            st.text_input("Rename the active scene to", key="sidebar_rename_scene")
-            st.button("Rename scene", key="sidebar_rename_scene_button", on_click=_on_scene_renamed, args=(workspace,))
-    show_notices(workspace.state, "scenes")
+            rename = functools.partial(workspace.storage.rename_scene, current)
+            rename_field(workspace.state, "sidebar_rename_scene", "scene", rename)
+    show_notices(workspace.state, "scene")
 
 
 # --- the assistant ----------------------------------------------------------------------------

@@ -1,11 +1,8 @@
-"""The transcript panel under the player: the asset's cached transcript as clickable timestamped
-segments (searchable, paged by stretches of the clip, the one at the playhead marked and kept in view), a
-Transcribe button (the media call the ``transcribe_video`` tool makes, without an LLM), and downloads as SRT,
-WebVTT and plain text, written when clicked.
+"""The transcript panel under the player: the asset's transcript as clickable timestamped segments (searchable,
+paged, the one at the playhead marked), a Transcribe button and SRT / WebVTT / text downloads.
 
-It reads the full transcript from the transcript cache, never from the chat: the model only ever sees
-a bounded excerpt, the page shows everything. Widget keys carry the asset id so that switching assets
-never carries a page number or a click over to another asset.
+It reads the whole transcript from the cache, never from the chat (the model only sees a bounded excerpt).
+Widget keys carry the asset id, so switching assets never carries a page or a click over.
 """
 
 from __future__ import annotations

@@ -7,11 +7,16 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from agent_app.media.audio import AudioInput
+from agent_app.media.encode import EncodedChunk, encoded_chunks
 from agent_app.media.transcript_types import TranscriptSegment
 
 BackendName = Literal["local", "openai", "gemini"]
 ChunkProgress = Callable[[float], None]
 """``on_progress(fraction)`` of the backend's own work, 0..1."""
+
+
+ChunkAnswer = tuple[list[TranscriptSegment], str | None]
+"""One chunk's segments (on the media's timeline) and the language heard in it, when the service says."""
 
 
 def fraction_done(audio: AudioInput, end_ms: int) -> float:
@@ -70,3 +75,27 @@ class TranscriptionBackend(Protocol):
         Consumes ``audio`` once, piece by piece; a :class:`~agent_app.media.media_errors.MediaError` raised while
         decoding propagates."""
         ...
+
+
+class ChunkedBackend:
+    """A remote backend: the audio goes up in encoded chunks, one request each (``transcribe_chunk``), in
+    order; each chunk's segments come back on the media's timeline."""
+
+    name = ""
+
+    def __init__(self, settings: TranscribeSettings, chunk_seconds: float) -> None:
+        self.model = settings.model or ""
+        self._chunk_seconds = chunk_seconds
+
+    def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
+        segments: list[TranscriptSegment] = []
+        heard: str | None = None
+        for chunk in encoded_chunks(audio, self._chunk_seconds):
+            chunk_segments, chunk_language = self.transcribe_chunk(chunk, language)
+            segments.extend(chunk_segments)
+            heard = heard or chunk_language
+            on_progress(fraction_done(audio, chunk.offset_ms + chunk.duration_ms))
+        return BackendResult(segments=segments, language=language or heard)
+
+    def transcribe_chunk(self, chunk: EncodedChunk, language: str | None) -> ChunkAnswer:
+        raise NotImplementedError

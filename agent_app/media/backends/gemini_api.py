@@ -15,15 +15,8 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from pydantic import BaseModel, Field, ValidationError
 
-from agent_app.media.audio import AudioInput
-from agent_app.media.backends.base import (
-    BackendRequestError,
-    BackendResult,
-    ChunkProgress,
-    TranscribeSettings,
-    fraction_done,
-)
-from agent_app.media.encode import OGG_MIME_TYPE, encoded_chunks
+from agent_app.media.backends.base import BackendRequestError, ChunkAnswer, ChunkedBackend, TranscribeSettings
+from agent_app.media.encode import OGG_MIME_TYPE, EncodedChunk
 from agent_app.media.transcript_types import TranscriptSegment
 
 CHUNK_SECONDS = 600.0
@@ -52,7 +45,7 @@ class GeminiTranscript(BaseModel):
     segments: list[GeminiSegment] = Field(default_factory=list)
 
 
-class GeminiTranscriptionBackend:
+class GeminiTranscriptionBackend(ChunkedBackend):
     """Remote transcription through the Google GenAI SDK."""
 
     name = "gemini"
@@ -60,8 +53,7 @@ class GeminiTranscriptionBackend:
     def __init__(
         self, settings: TranscribeSettings, *, chunk_seconds: float = CHUNK_SECONDS, retry_delay_s: float = 1.0
     ) -> None:
-        self.model = settings.model or ""
-        self._chunk_seconds = chunk_seconds
+        super().__init__(settings, chunk_seconds)
         # 429 and 5xx are retried with exponential backoff: a long file is many requests, and one busy
         # moment of the service should not throw away the chunks already transcribed.
         retry = types.HttpRetryOptions(
@@ -70,18 +62,14 @@ class GeminiTranscriptionBackend:
         options = types.HttpOptions(timeout=TIMEOUT_MS, base_url=settings.base_url, retry_options=retry)
         self._client = genai.Client(api_key=settings.api_key, http_options=options)
 
-    def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
-        segments: list[TranscriptSegment] = []
-        heard: str | None = None
-        for chunk in encoded_chunks(audio, self._chunk_seconds):
-            answer = self._ask(chunk.data, language)
-            for seg in answer.segments:
-                start = chunk.offset_ms + round(seg.start_seconds * 1000)
-                end = chunk.offset_ms + round(min(seg.end_seconds, chunk.duration_ms / 1000) * 1000)
-                segments.append(TranscriptSegment(start_ms=start, end_ms=max(start, end), text=seg.text.strip()))
-            heard = heard or (answer.language.strip().lower() or None)
-            on_progress(fraction_done(audio, chunk.offset_ms + chunk.duration_ms))
-        return BackendResult(segments=segments, language=language or heard)
+    def transcribe_chunk(self, chunk: EncodedChunk, language: str | None) -> ChunkAnswer:
+        answer = self._ask(chunk.data, language)
+        segments = []
+        for seg in answer.segments:
+            start = chunk.offset_ms + round(seg.start_seconds * 1000)
+            end = chunk.offset_ms + round(min(seg.end_seconds, chunk.duration_ms / 1000) * 1000)
+            segments.append(TranscriptSegment(start_ms=start, end_ms=max(start, end), text=seg.text.strip()))
+        return segments, answer.language.strip().lower() or None
 
     def _ask(self, data: bytes, language: str | None) -> GeminiTranscript:
         prompt = PROMPT + (f" The speech is in the language with code {language!r}." if language else "")

@@ -1,22 +1,13 @@
 """The offline backend: Moonshine's English tiny model, bundled in the ``moonshine-voice==0.1.0`` wheel.
 
-Why this engine: it runs on a CPU at a few percent of real time, needs no download (0.1.0 is the last
-release whose wheel carries the weights, hence the exact pin) and no API key, so the tool works on a fresh
-machine without internet. ``transcribe_without_streaming`` runs the library's own voice-activity detection
-and returns one line per utterance with its start and duration, which become our segments.
+Why this engine: it runs on a CPU at a few percent of real time and needs no download (0.1.0 is the last
+release whose wheel carries the weights, hence the exact pin) and no key. The model is loaded once per
+process; calls are serialized because the native library's thread safety is not documented.
 
-The model is loaded once per process and shared; calls are serialized by a lock because the native
-library's thread safety is not documented and two sessions may transcribe at once.
-
-Three things found on real recordings shape each call (see :func:`prepare_chunk`):
-- the library keeps state between calls: a piece that ends mid-word makes the *next* call start with a
-  made-up word ("You"), so every piece gets half a second of trailing silence;
-- its voice detector has a fixed level: speech peaking around -50 dBFS (a far microphone, a quiet
-  phone call) is dropped whole, so quiet pieces are raised towards a normal level (at most +40 dB);
-- the detector's segments start ~0.25 s early and end ~0.35 s late: they are tightened to the sound
-  (:mod:`agent_app.media.boundaries`);
-- a piece with no signal at all (digital silence, a muted stretch) is not sent: the model could only
-  invent words there, and skipping it is faster.
+What real recordings taught (see :func:`prepare_chunk`): the library keeps state between calls (a piece
+ending mid-word makes the next start with a made-up "You", so pieces get trailing silence); its voice
+detector misses speech around -50 dBFS (quiet pieces are raised, at most +40 dB); its segments start early
+and end late (tightened by :mod:`agent_app.media.boundaries`); digital silence is not sent at all.
 """
 
 from __future__ import annotations

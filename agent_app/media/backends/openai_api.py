@@ -13,15 +13,8 @@ from urllib.parse import urlsplit
 
 import openai
 
-from agent_app.media.audio import AudioInput
-from agent_app.media.backends.base import (
-    BackendRequestError,
-    BackendResult,
-    ChunkProgress,
-    TranscribeSettings,
-    fraction_done,
-)
-from agent_app.media.encode import encoded_chunks
+from agent_app.media.backends.base import BackendRequestError, ChunkAnswer, ChunkedBackend, TranscribeSettings
+from agent_app.media.encode import EncodedChunk
 from agent_app.media.language import language_code
 from agent_app.media.transcript_types import TranscriptSegment
 
@@ -31,35 +24,21 @@ _JSON_ONLY_PREFIXES = ("gpt-4o",)
 """OpenAI's newer transcription models reject ``verbose_json``; known up front to save a failing request."""
 
 
-class OpenAITranscriptionBackend:
+class OpenAITranscriptionBackend(ChunkedBackend):
     """Remote transcription through the OpenAI SDK."""
 
     name = "openai"
 
     def __init__(self, settings: TranscribeSettings, *, chunk_seconds: float = CHUNK_SECONDS) -> None:
-        self.model = settings.model or ""
-        self._chunk_seconds = chunk_seconds
+        super().__init__(settings, chunk_seconds)
         self._host = urlsplit(settings.base_url).netloc if settings.base_url else "api.openai.com"
         self._client = openai.OpenAI(
             api_key=settings.api_key, base_url=settings.base_url, timeout=TIMEOUT_SECONDS, max_retries=2
         )
         self._verbose = not self.model.startswith(_JSON_ONLY_PREFIXES)
 
-    def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
-        segments: list[TranscriptSegment] = []
-        heard: str | None = None
-        for chunk in encoded_chunks(audio, self._chunk_seconds):
-            chunk_segments, chunk_language = self._transcribe_chunk(
-                chunk.data, chunk.offset_ms, chunk.duration_ms, language
-            )
-            segments.extend(chunk_segments)
-            heard = heard or chunk_language
-            on_progress(fraction_done(audio, chunk.offset_ms + chunk.duration_ms))
-        return BackendResult(segments=segments, language=language or heard)
-
-    def _transcribe_chunk(
-        self, data: bytes, offset_ms: int, duration_ms: int, language: str | None
-    ) -> tuple[list[TranscriptSegment], str | None]:
+    def transcribe_chunk(self, chunk: EncodedChunk, language: str | None) -> ChunkAnswer:
+        data, offset_ms, duration_ms = chunk.data, chunk.offset_ms, chunk.duration_ms
         extra: dict[str, Any] = {"language": language} if language else {}
         try:
             if self._verbose:
