@@ -40,13 +40,8 @@ class ProjectRows:
         return [row_as(Project, row) for row in rows]
 
     def rename_project(self, project_id: str, name: str) -> Project:
-        with self._db.write() as db:
-            row = db.execute(
-                "UPDATE projects SET name = ? WHERE id = ? RETURNING *",
-                (clean_name(name, "Untitled project"), project_id),
-            ).fetchone()
-        if row is None:
-            raise NotFoundError(f"No project {project_id}")
+        sql = "UPDATE projects SET name = ? WHERE id = ? RETURNING *"
+        row = self._update_one(sql, (clean_name(name, "Untitled project"), project_id), f"No project {project_id}")
         return row_as(Project, row)
 
     def create_scene(self, project_id: str, name: str) -> Scene:
@@ -84,11 +79,13 @@ class ProjectRows:
 
     def rename_scene(self, scene_id: str, name: str) -> Scene:
         """A blank ``name`` keeps the scene's name."""
+        sql = "UPDATE scenes SET name = COALESCE(NULLIF(?, ''), name) WHERE id = ? RETURNING *"
+        return row_as(Scene, self._update_one(sql, (clean_name(name, ""), scene_id), f"No scene {scene_id}"))
+
+    def _update_one(self, sql: str, params: tuple[str, ...], missing: str) -> sqlite3.Row:
+        """The row ``sql`` (an ``UPDATE ... RETURNING *``) changed; :class:`NotFoundError` when there was none."""
         with self._db.write() as db:
-            row = db.execute(
-                "UPDATE scenes SET name = COALESCE(NULLIF(?, ''), name) WHERE id = ? RETURNING *",
-                (clean_name(name, ""), scene_id),
-            ).fetchone()
+            row: sqlite3.Row | None = db.execute(sql, params).fetchone()
         if row is None:
-            raise NotFoundError(f"No scene {scene_id}")
-        return row_as(Scene, row)
+            raise NotFoundError(missing)
+        return row
