@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agent_app.media.audio import extract_audio
 from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
+from bench.decoded_audio import extract_audio
 from bench.media_factory import SENTENCES, FloatArray, MediaFile, resample, spoken, word_error_rate
 
 RATE = 16_000

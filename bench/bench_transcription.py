@@ -31,11 +31,11 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agent_app.media.audio import extract_audio
 from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
 from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
+from bench.decoded_audio import extract_audio
 from bench.media_factory import Video, mp4, speak, speech_track, word_error_rate
 from plugins.transcribe_video import TranscribeVideoArgs, transcribe_video
 

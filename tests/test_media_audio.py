@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_app.media.audio import AudioSource, extract_audio
+from agent_app.media.audio import AudioSource
 from agent_app.media.chunking import FloatArray, rechunk
 from agent_app.media.encode import encode_ogg_opus, encoded_chunks
 from agent_app.media.media_errors import NoAudioStreamError, TruncatedMediaError, UnreadableMediaError
 from agent_app.media.sample_placement import SAMPLE_RATE
+from bench.decoded_audio import extract_audio
 from bench.media_factory import Video, mp4, not_media, silent_mp4, tone_track, truncated_copy, write_mp4
 
 TOLERANCE_MS = 50

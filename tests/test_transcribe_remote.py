@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from agent_app.media import TranscriptionError
-from agent_app.media.audio import extract_audio
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscribeSettings
 from agent_app.media.backends.config import create_backend, read_transcribe_settings
 from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
 from agent_app.media.backends.openai_api import OpenAITranscriptionBackend
+from bench.decoded_audio import extract_audio
 from bench.media_factory import tone_track, write_mp4
 from tests.fake_llm import (
     FakeLLMServer,

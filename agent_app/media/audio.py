@@ -14,7 +14,6 @@ from typing import Protocol
 
 import av
 import av.error
-import numpy as np
 
 from agent_app.media.audio_probe import ffmpeg_reason, media_info, open_media, seconds
 from agent_app.media.chunking import FloatArray, rechunk
@@ -56,34 +55,6 @@ class AudioInput(Protocol):
     def chunks(self, max_chunk_s: float, search_s: float) -> Iterator[AudioChunk]:
         """Consecutive pieces of at most ``max_chunk_s`` seconds, cut at quiet moments."""
         ...
-
-
-@dataclass(frozen=True)
-class AudioClip:
-    """Decoded speech held in memory; times are milliseconds on the media's own timeline."""
-
-    samples: FloatArray
-    sample_rate: int
-    start_ms: int
-    """Where ``samples[0]`` sits in the media."""
-    media_duration_ms: int
-    """The whole media's duration (not the clip's), for clamping segment times."""
-
-    @property
-    def duration_ms(self) -> int:
-        return round(len(self.samples) * 1000 / self.sample_rate)
-
-    @property
-    def end_ms(self) -> int:
-        return self.start_ms + self.duration_ms
-
-    @property
-    def expected_end_ms(self) -> int:
-        return self.end_ms
-
-    def chunks(self, max_chunk_s: float, search_s: float) -> Iterator[AudioChunk]:
-        for begin, piece in rechunk([self.samples], self.sample_rate, max_chunk_s, search_s):
-            yield AudioChunk(self.start_ms + round(begin * 1000 / self.sample_rate), piece, self.sample_rate)
 
 
 class AudioSource:
@@ -189,28 +160,6 @@ class AudioSource:
     def chunks(self, max_chunk_s: float, search_s: float) -> Iterator[AudioChunk]:
         for begin, piece in rechunk(self.blocks(), SAMPLE_RATE, max_chunk_s, search_s):
             yield AudioChunk(self.start_ms + round(begin * 1000 / SAMPLE_RATE), piece)
-
-    def collect(self, on_progress: Callable[[float], None] | None = None) -> AudioClip:
-        """All of it in memory (for short media, tests and benchmarks)."""
-        blocks = list(self.blocks(on_progress))
-        samples = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
-        media_ms = self.media_duration_ms
-        if media_ms is None:
-            media_ms = self.start_ms + round(len(samples) * 1000 / SAMPLE_RATE)
-        return AudioClip(samples=samples, sample_rate=SAMPLE_RATE, start_ms=self.start_ms, media_duration_ms=media_ms)
-
-
-def extract_audio(
-    path: Path,
-    start_ms: int | None = None,
-    end_ms: int | None = None,
-    on_progress: Callable[[float], None] | None = None,
-) -> AudioClip:
-    """The audio of ``path`` (optionally only ``[start_ms, end_ms)``) as 16 kHz mono float32, in memory.
-
-    Raises :class:`UnreadableMediaError`, :class:`NoAudioStreamError` or :class:`TruncatedMediaError`.
-    """
-    return AudioSource(path, start_ms, end_ms).collect(on_progress)
 
 
 def _next_packet(
