@@ -45,7 +45,7 @@ from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import AgentContext, ChatMessage, ToolDefinition, ToolEnvironment, ToolResult
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     RecordedRequest,
     Reply,

@@ -55,9 +55,9 @@ from agent_app.routes.chat import chat_routes
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatRequest
 from bench.bench_provider_loop import configure
-from tests.fake_llm import FakeLLMServer, RecordedRequest, delayed, gemini_text, openai_text, streamed
-from tests.fake_llm_streams import StreamScript
-from tests.streamlit_server import run_streamlit
+from bench.streamlit_server import run_streamlit
+from fake_llm import FakeLLMServer, RecordedRequest, delayed, gemini_text, openai_text, streamed
+from fake_llm.streams import StreamScript
 
 ROUNDS = 60
 OVERHEAD_ROUNDS = 200

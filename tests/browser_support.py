@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.fake_llm import FakeLLMServer
-from tests.streamlit_server import ROOT
+from bench.streamlit_server import ROOT
+from fake_llm import FakeLLMServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

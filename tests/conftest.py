@@ -1,4 +1,4 @@
-"""Shared fixtures. ``fake_llm``: a fresh fake LLM server per test (see ``tests/fake_llm.py``);
+"""Shared fixtures. ``fake_llm``: a fresh fake LLM server per test (see the ``fake_llm`` package);
 ``openai_llm`` / ``gemini_llm``: the same, with the app configured to use it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from agent_app.providers import clear_adapter_cache
-from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
+from fake_llm import CANARY_API_KEY, FakeLLMServer
 from tests.transcribe_support import SETTINGS as TRANSCRIBE_SETTINGS
 
 LLM_SETTINGS = (

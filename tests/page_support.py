@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fake_llm import FakeLLMServer
+from fake_llm import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page_script.py"

@@ -22,7 +22,7 @@ from agent_app.prompt import build_system_prompt, format_ms
 from agent_app.routes.access import authorize, is_loopback
 from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, chat_routes, handle_chat_body
 from agent_app.types import AgentContext, ChatRequest, MediaAsset, ToolParameter, ToolSchema
-from tests.fake_llm import (
+from fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
     error_reply,

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from bench.media_factory import speech_mp4
-from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
+from bench.streamlit_server import ROOT, run_streamlit
+from fake_llm import CANARY_API_KEY, FakeLLMServer
 from tests.page_session import connect_session, run_page
-from tests.streamlit_server import ROOT, run_streamlit
 from tests.transcribe_support import SETTINGS
 
 pytestmark = pytest.mark.slow

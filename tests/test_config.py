@@ -21,7 +21,7 @@ from agent_app.llm_config import (
 from agent_app.providers import create_adapter, get_adapter
 from agent_app.providers.gemini import GeminiAdapter
 from agent_app.routes.chat import handle_chat_body
-from tests.fake_llm import CANARY_API_KEY, FakeLLMServer
+from fake_llm import CANARY_API_KEY, FakeLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
 BODY = json.dumps({"messages": [{"role": "user", "content": "Hello"}]}).encode()

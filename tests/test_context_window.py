@@ -24,7 +24,7 @@ from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import ChatMessage, ChatRequest, ContextReport, ToolDefinition, ToolEnvironment, ToolParameter
 from agent_app.ui.context_status import CUT_MARKER
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     gemini_call,
     gemini_function_calls,

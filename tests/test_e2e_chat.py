@@ -13,7 +13,7 @@ from agent_app.orchestrator import Orchestrator
 from agent_app.plugins import build_tool_registry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import AgentContext, ChatMessage, ToolResult
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     gemini_call,
     gemini_function_calls,

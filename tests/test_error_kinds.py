@@ -13,7 +13,7 @@ from agent_app.chat_handler import handle_chat
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.routes.chat import handle_chat_body
 from agent_app.types import ChatMessage, ChatRequest
-from tests.fake_llm import FakeLLMServer, Reply, error_reply, hang, json_reply
+from fake_llm import FakeLLMServer, Reply, error_reply, hang, json_reply
 
 HELLO = ChatRequest(messages=[ChatMessage(role="user", content="Hi")])
 OPENAI_TOO_LONG = json_reply(

@@ -10,7 +10,7 @@ import pytest
 from google import genai
 from google.genai import types as gtypes
 
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     delayed,
     error_reply,

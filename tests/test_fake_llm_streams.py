@@ -12,7 +12,7 @@ from google.genai import errors as genai_errors
 from google.genai import types as gtypes
 from openai.lib.streaming.chat import ChatCompletionStreamState
 
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     gemini_call,
     gemini_function_calls,
@@ -23,7 +23,7 @@ from tests.fake_llm import (
     streamed,
     tool_call,
 )
-from tests.fake_llm_streams import StreamScript, split_text
+from fake_llm.streams import StreamScript, split_text
 
 USER: list[openai.types.chat.ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 

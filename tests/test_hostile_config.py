@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agent_app.routes.chat import handle_chat_body
-from tests.fake_llm import FakeLLMServer
+from fake_llm import FakeLLMServer
 
 HELLO = json.dumps({"messages": [{"role": "user", "content": "Hi"}]}).encode()
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_app.routes.chat import handle_chat_body
-from tests.fake_llm import FakeLLMServer, gemini_text, openai_text
+from fake_llm import FakeLLMServer, gemini_text, openai_text
 
 FUZZ = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]

@@ -33,7 +33,7 @@ from agent_app.types import (
     ToolParameter,
     ToolResult,
 )
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     gemini_call,
     gemini_function_calls,

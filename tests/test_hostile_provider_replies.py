@@ -22,7 +22,7 @@ from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
 from agent_app.providers.base import CUT_OFF_NOTE
 from agent_app.types import ChatMessage, ChatResponse
-from tests.fake_llm import FakeLLMServer, json_reply
+from fake_llm import FakeLLMServer, json_reply
 
 FUZZ = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]

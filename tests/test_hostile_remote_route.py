@@ -21,8 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.streamlit_server import ROOT, STARTUP_TIMEOUT
 from tests.hostile_support import IS_ROOT
-from tests.streamlit_server import ROOT, STARTUP_TIMEOUT
 
 pytestmark = [
     pytest.mark.slow,
@@ -90,7 +90,7 @@ def app_in_namespace(namespace: str, address: str, tmp_path: Path, token: str) -
     model_log = tmp_path / f"model-{bool(token)}.log"
     model = _in_namespace(
         namespace,
-        [sys.executable, "-c", "import time\nfrom tests.fake_llm import FakeLLMServer\n"
+        [sys.executable, "-c", "import time\nfrom fake_llm import FakeLLMServer\n"
          "s = FakeLLMServer().start()\nprint(s.openai_base_url, flush=True)\ntime.sleep(3600)"],
         {},
         model_log,

@@ -24,8 +24,8 @@ from starlette.testclient import TestClient
 
 from agent_app.routes.access import authorize, is_loopback
 from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, handle_chat_body
-from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, openai_text
-from tests.streamlit_server import run_streamlit
+from bench.streamlit_server import run_streamlit
+from fake_llm import CANARY_API_KEY, FakeLLMServer, openai_text
 
 ALLOWED = {200, 400, 413, 502}
 FUZZ = settings(

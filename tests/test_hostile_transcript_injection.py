@@ -26,7 +26,7 @@ from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import AgentContext
 from bench.media_factory import tone_track, write_mp4
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     gemini_call,
     gemini_function_calls,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_app.storage import SqliteStorage
-from tests.fake_llm import FakeLLMServer, Reply, gemini_text, openai_text
+from fake_llm import FakeLLMServer, Reply, gemini_text, openai_text
 from tests.hostile_support import close_connections_to, fill, requires_root, set_read_only, tmpfs
 from tests.page_support import bubbles, click, configure_env, new_page, send, texts
 

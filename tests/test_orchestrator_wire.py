@@ -18,7 +18,7 @@ from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import AgentContext, ToolDefinition, ToolEnvironment, ToolParameter
-from tests.fake_llm import (
+from fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
     error_reply,

@@ -15,7 +15,7 @@ from agent_app.types import ChatMessage, ToolCall
 from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.live_status import CUT_TEXT_NOTE
-from tests.fake_llm import (
+from fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
     delayed,
@@ -27,7 +27,7 @@ from tests.fake_llm import (
     tool_call,
     transcription_reply,
 )
-from tests.fake_llm_streams import StreamScript
+from fake_llm.streams import StreamScript
 from tests.media_samples import make_video
 from tests.page_support import (
     bubbles,

@@ -15,7 +15,7 @@ from agent_app.storage.names import title_from
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
 from agent_app.ui.conversation_list import conversation_label
-from tests.fake_llm import FakeLLMServer, openai_text
+from fake_llm import FakeLLMServer, openai_text
 from tests.page_support import bubbles, configure_env, new_page, send
 
 

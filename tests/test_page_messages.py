@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_llm import FakeLLMServer, delayed, error_reply, openai_text
+from fake_llm import FakeLLMServer, delayed, error_reply, openai_text
 from tests.page_support import bubbles, click, configure_env, new_page, run_going, send, settle
 
 

@@ -11,7 +11,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from agent_app.ui.chat_history import PAGE_SIZE
 from agent_app.ui.formatting import escape_markdown
-from tests.fake_llm import FakeLLMServer, openai_text, transcription_reply
+from fake_llm import FakeLLMServer, openai_text, transcription_reply
 from tests.media_samples import make_video, make_wav
 from tests.page_support import bubbles, configure_env, new_page, send, texts
 

@@ -17,7 +17,7 @@ from agent_app.errors import PROVIDER_ERROR, ChatError, ErrorKind
 from agent_app.providers import get_adapter
 from agent_app.providers.openai_stream import CompletionAssembler
 from agent_app.types import ChatMessage, ChatRequest, ChatResponse, TokenUsage
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     Reply,
     gemini_call,
@@ -29,7 +29,7 @@ from tests.fake_llm import (
     streamed,
     tool_call,
 )
-from tests.fake_llm_streams import StreamScript
+from fake_llm.streams import StreamScript
 
 HELLO = ChatRequest(messages=[ChatMessage(role="user", content="Hello")])
 TEXT = "Hello there, streamed world"

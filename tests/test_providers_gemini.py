@@ -13,7 +13,7 @@ from agent_app.providers import ProviderError, get_adapter
 from agent_app.providers.gemini import GeminiAdapter
 from agent_app.providers.gemini_request import tool_schema_to_gemini
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolParameter, ToolResult, ToolSchema
-from tests.fake_llm import (
+from fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
     error_reply,

@@ -14,7 +14,7 @@ from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, create_adapter, get_adapter
 from agent_app.providers.openai_compatible import OpenAICompatibleAdapter, parse_arguments
 from agent_app.types import ChatMessage, ToolCall, ToolParameter, ToolResult, ToolSchema
-from tests.fake_llm import (
+from fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
     error_reply,

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from agent_app.routes.chat import chat_routes
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     delayed,
     error_reply,
@@ -25,7 +25,7 @@ from tests.fake_llm import (
     streamed,
     tool_call,
 )
-from tests.fake_llm_streams import StreamScript
+from fake_llm.streams import StreamScript
 
 HELLO = {"messages": [{"role": "user", "content": "Hello"}]}
 SSE = {"Accept": "text/event-stream"}

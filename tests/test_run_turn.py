@@ -23,7 +23,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.tool_args import ToolArgs
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
 from agent_app.types import AgentContext, ChatMessage, ToolDefinition, ToolEnvironment
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     delayed,
     error_reply,
@@ -35,7 +35,7 @@ from tests.fake_llm import (
     streamed,
     tool_call,
 )
-from tests.fake_llm_streams import StreamScript
+from fake_llm.streams import StreamScript
 
 WAIT = 20.0
 

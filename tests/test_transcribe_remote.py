@@ -17,7 +17,7 @@ from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
 from agent_app.media.backends.openai_api import OpenAITranscriptionBackend
 from bench.decoded_audio import extract_audio
 from bench.media_factory import tone_track, write_mp4
-from tests.fake_llm import (
+from fake_llm import (
     FakeLLMServer,
     RecordedRequest,
     Reply,

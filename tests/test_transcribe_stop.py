@@ -23,7 +23,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
 from agent_app.types import AgentContext, ChatMessage, StopRequested
 from bench.media_factory import AUDIO_RATE, MediaFile, speech_track
-from tests.fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
+from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 
 SPEECH_MINUTES = 5
 WAIT = 40.0

@@ -15,7 +15,7 @@ from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
 from agent_app.routes.chat import handle_chat_body
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
-from tests.fake_llm import FakeLLMServer, json_reply, raw_reply
+from fake_llm import FakeLLMServer, json_reply, raw_reply
 
 SIGNATURE = base64.b64encode(b"\n\x91\x03\x01\xcb\xbd\xf0\xf0k\xd1\xa1\x16\x02+\x94\xb9\xabUyz").decode()
 USAGE = {

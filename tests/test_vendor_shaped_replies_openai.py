@@ -19,7 +19,7 @@ from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
 from agent_app.routes.chat import handle_chat_body
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
-from tests.fake_llm import CANARY_API_KEY, FakeLLMServer, json_reply, raw_reply
+from fake_llm import CANARY_API_KEY, FakeLLMServer, json_reply, raw_reply
 
 TRANSCRIBE_ARGS = '{"assetId": "asset-a1", "language": "en"}'
 

@@ -1,5 +1,6 @@
-"""Run ``streamlit run app.py`` as a real server for a test: free loopback port, output captured to a file,
-stopped by its pid. Shared by the route's HTTP tests and any browser test."""
+"""Run ``streamlit run app.py`` as a real server for a test or a bench: free loopback port, output captured to a
+file, stopped by its pid. Shared by the route's HTTP tests, the browser tests and ``bench_streaming`` (here,
+beside ``media_factory``, so that benches never import ``tests/``)."""
 
 from __future__ import annotations
 
