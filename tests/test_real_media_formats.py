@@ -77,6 +77,7 @@ UPLOADS: dict[str, Maker] = {
     "film-ac3-5.1.mkv": channels(48_000, "ac3", 6, video=Video("libx264", 10)),
     "podcast.mp3": mono(44_100, "libmp3lame"),
     "voice-note.m4a": mono(44_100, "aac", container_format="ipod"),
+    "apple-lossless.m4a": mono(44_100, "alac", container_format="ipod"),
     "voice-note.ogg": mono(48_000, "libopus"),
     "voice-note.opus": mono(48_000, "libopus", container_format="ogg"),
     "archive.flac": mono(44_100, "flac"),

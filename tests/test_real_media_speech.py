@@ -100,7 +100,9 @@ def test_word_error_rate_stays_low_across_voices_and_speeds(
 def test_very_quiet_speech_is_still_heard(tmp_path: Path) -> None:
     """Peaking near -50 dBFS (a far microphone): the model's own detector dropped all of it."""
     samples, _ = spoken(SENTENCES[:2], RATE)
-    result = transcribe_upload(wav(tmp_path / "quiet.wav", samples * 0.004), tmp_path / "data")[1]
+    quiet = samples * 0.004
+    assert abs(20 * np.log10(np.max(np.abs(quiet))) + 50) < 1.5  # the "-50 dBFS" docs/media.md states
+    result = transcribe_upload(wav(tmp_path / "quiet.wav", quiet), tmp_path / "data")[1]
     assert word_error_rate(" ".join(SENTENCES[:2]), result["text"]) <= 0.15, result["text"]
 
 

@@ -14,8 +14,10 @@ from agent_app.media.audio_probe import MediaInfo
 from agent_app.media.media_errors import TruncatedMediaError
 from agent_app.media.sample_placement import SAMPLE_RATE
 
-_TRUNCATION_TOLERANCE_S = 0.5
-"""Audio ending this much (or 1 %) earlier than the file declares means the file is cut short."""
+TRUNCATION_TOLERANCE_S = 0.5
+"""Audio ending this much (or :data:`TRUNCATION_TOLERANCE_SHARE` of the decoded span, whichever is more)
+earlier than the file declares means the file is cut short."""
+TRUNCATION_TOLERANCE_SHARE = 0.01
 
 
 def packet_end_s(packet: av.Packet[Any], origin_s: float) -> float:
@@ -47,7 +49,9 @@ def check_complete(
     got_end_s = start_s + count / SAMPLE_RATE
     if info.audio_duration_ms is None:
         got_end_s = max(got_end_s, last_packet_end_s)
-    if expected_end_s - got_end_s > max(_TRUNCATION_TOLERANCE_S, 0.01 * (expected_end_s - start_s)):
+    if expected_end_s - got_end_s > max(
+        TRUNCATION_TOLERANCE_S, TRUNCATION_TOLERANCE_SHARE * (expected_end_s - start_s)
+    ):
         raise TruncatedMediaError(
             f"the file is incomplete: its audio stops at {got_end_s:.1f} s but should last until "
             f"{expected_end_s:.1f} s (an interrupted upload or copy?)"
