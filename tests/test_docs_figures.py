@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = "README.md"
 ARCHITECTURE = "docs/architecture.md"
 MEDIA = "docs/media.md"
+CONTEXT = "docs/context-window.md"
 _SETTING = re.compile(r"\b(?:LLM|AGENT|TRANSCRIBE|GOOGLE_GEMINI)_[A-Z_]+\b")
 
 
@@ -45,13 +46,14 @@ FIGURES: list[tuple[str, str, float]] = [
     (README, r"Long conversations show their last (\d+) messages", chat_history.PAGE_SIZE),
     (README, r"\*\*Conversations\*\* \(sidebar\): the (\d+) most recent", conversation_list.MAX_LISTED),
     # The model's context window
-    (README, r"else \*\*([\d,]+) tokens\*\* for a model not in the table", context_budget.DEFAULT_WINDOW_TOKENS),
-    (README, r"else 1/(\d+) of the window", 1 / context_budget.OUTPUT_SHARE),
-    (README, r"of the window, at most ([\d,]+) tokens", context_budget.MAX_OUTPUT_RESERVE),
-    (README, r"Counting\*\* is offline: (\d+) UTF-8 bytes per token", context_budget.BYTES_PER_TOKEN),
-    (README, r"\(at most (\d+)× either way\)", context_budget.SCALE_LIMITS[1]),
-    (README, r"\(at most (\d+)× either way\)", 1 / context_budget.SCALE_LIMITS[0]),
-    (README, r"fitted again, to (\d+)% of the window", 100 * context_fit.RETRY_SHRINK),
+    (README, r"published window, else ([\d,]+) tokens", context_budget.DEFAULT_WINDOW_TOKENS),
+    (CONTEXT, r"else \*\*([\d,]+) tokens\*\* for a model not in the table", context_budget.DEFAULT_WINDOW_TOKENS),
+    (CONTEXT, r"else 1/(\d+) of the window", 1 / context_budget.OUTPUT_SHARE),
+    (CONTEXT, r"of the window, at most ([\d,]+) tokens", context_budget.MAX_OUTPUT_RESERVE),
+    (CONTEXT, r"Counting\*\* is offline: (\d+) UTF-8 bytes per token", context_budget.BYTES_PER_TOKEN),
+    (CONTEXT, r"\(at most (\d+)× either way\)", context_budget.SCALE_LIMITS[1]),
+    (CONTEXT, r"\(at most (\d+)× either way\)", 1 / context_budget.SCALE_LIMITS[0]),
+    (CONTEXT, r"fitted again, to (\d+)% of the window", 100 * context_fit.RETRY_SHRINK),
     # The route
     (README, r"at most (\d+) assets are listed", prompt.MAX_LISTED_ASSETS),
     (README, r"`AGENT_MAX_CONCURRENT_CHATS` requests \(default (\d+)\)", Settings().max_concurrent_chats),
@@ -63,7 +65,6 @@ FIGURES: list[tuple[str, str, float]] = [
     (ARCHITECTURE, r"cap at (\d+) rounds", orchestrator_options.MAX_ITERATIONS),
     (ARCHITECTURE, r"rounds and (\d+) calls a turn", orchestrator_options.MAX_CALLS_PER_ROUND),
     # Media
-    (README, r"as (\d+) kHz mono, streamed from the file", sample_placement.SAMPLE_RATE / 1000),
     (ARCHITECTURE, r"any media → (\d+) kHz mono float32", sample_placement.SAMPLE_RATE / 1000),
     (MEDIA, r"as (\d+) kHz mono float32", sample_placement.SAMPLE_RATE / 1000),
     (MEDIA, r"in chunks of at most (\d+) minutes", openai_api.CHUNK_SECONDS / 60),
@@ -92,7 +93,7 @@ def test_the_readme_names_the_defaults_the_code_has() -> None:
 def test_the_readme_names_every_setting_and_no_other() -> None:
     named = set(_SETTING.findall(_text(README)))
     assert named == set(SETTING_NAMES)
-    for document in (ARCHITECTURE, MEDIA):
+    for document in (ARCHITECTURE, MEDIA, CONTEXT):
         assert set(_SETTING.findall(_text(document))) <= set(SETTING_NAMES), document
 
 
