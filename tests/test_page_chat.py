@@ -411,11 +411,11 @@ def test_keyboard_focus_returns_to_the_input_after_an_answer(data_dir: Path, fak
     on the redraws of the next few seconds, then no more)."""
     fake_llm.chat.push(openai_text("Answered."))
     at = send(new_page(), "Question")
-    scripts = [str(e.proto.body) for e in at.get("html") if "<script>" in str(e.proto.body)]
+    scripts = [str(e.proto.body) for e in at.get("html") if FOCUS_INPUT_SCRIPT in str(e.proto.body)]
     assert len(scripts) == 1 and scripts[0].startswith(FOCUS_INPUT_SCRIPT)
     at.session_state["chat.focus_until"] = 0.0  # the few seconds have passed
     at.run()
-    assert [e for e in at.get("html") if "<script>" in str(e.proto.body)] == []
+    assert [e for e in at.get("html") if FOCUS_INPUT_SCRIPT in str(e.proto.body)] == []
 
 
 PROVIDER_FAILURES = {

@@ -30,6 +30,7 @@ from agent_app.stores import SessionState
 from agent_app.types import ChatMessage
 from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import USER_AVATAR, render_history, reset_window
+from agent_app.ui.chat_scroll import render_scroll, scroll_to_newest
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY
 from agent_app.ui.live_status import cut_text, render_cut_text, render_live_run
@@ -90,6 +91,7 @@ def _start(workspace: Workspace, runs: RunManager, message: ChatMessage | None) 
         return
     state.pop(_UNSAVED, None)
     state.pop(_SAVE_ERROR, None)
+    scroll_to_newest(state)
 
 
 def _submit(workspace: Workspace, runs: RunManager | None) -> None:
@@ -250,6 +252,7 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
         if time.monotonic() < float(state.get(_FOCUS_UNTIL, 0.0)):
             # A different comment each time, so the browser runs the script again after each redraw.
             st.html(f"{FOCUS_INPUT_SCRIPT}<!-- {time.monotonic_ns()} -->", unsafe_allow_javascript=True)
+    render_scroll(state)
 
 
 def _sync_stores(workspace: Workspace, run: Run | None, view: RunView | None) -> None:
