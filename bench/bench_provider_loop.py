@@ -1,7 +1,8 @@
 """What our agent stack adds per model request, against a hand-written loop on the raw SDK.
 
 The same 8-request tool loop (7 tool calls, then an answer) runs against the fake LLM server on
-127.0.0.1 (answering at once) two ways, for both providers, in one run:
+127.0.0.1 (answering at once, in a process of its own: its threads do not share this process's GIL, and this
+process's CPU time is the clients' alone) two ways, for both providers, in one run:
 
 * baseline: a hand loop on the official SDK (``openai`` / ``google-genai``, streamed as ours is) with the
   same system prompt and tool declaration, gathering the streamed text and tool calls and appending the
@@ -12,10 +13,10 @@ The same 8-request tool loop (7 tool calls, then an answer) runs against the fak
 
 Both loops pay the same SDK and HTTP costs, so the difference is our overhead (ours runs the SDK's async
 client on the provider loop and hands text over to the caller's thread). Printed: milliseconds per model
-request and the ratio of total times, on the wall clock and in CPU time of the whole process (ours works
-in two threads, so the calling thread's CPU alone would flatter it; the fake server's share is the same for
-both loops). Target: at most 0.3 ms per request over the raw async SDK; the sync rows show what the async
-client itself costs over the sync one (ours uses it so that no request holds a thread while the model writes).
+request and the ratio of total times, on the wall clock and in CPU time of this whole process (ours works
+in two threads, so the calling thread's CPU alone would flatter it). Target: at most 0.3 ms per request over
+the raw async SDK; the sync rows show what the async client itself costs over the sync one (ours uses it so
+that no request holds a thread while the model writes).
 
 Run: ``.venv/bin/python -m bench.bench_provider_loop``
 """
@@ -56,6 +57,7 @@ from fake_llm import (
     openai_tool_calls,
     tool_call,
 )
+from fake_llm.process import BaseURLs, server_process
 
 TOOL_CALLS = 7
 REQUESTS = TOOL_CALLS + 1
@@ -281,7 +283,7 @@ def compare(ours: Callable[[], None], raw: Callable[[], None], clock: Callable[[
     )
 
 
-def configure(provider: str, server: FakeLLMServer) -> None:
+def configure(provider: str, server: FakeLLMServer | BaseURLs) -> None:
     os.environ.update(
         {
             "LLM_PROVIDER": provider,
@@ -295,13 +297,17 @@ def configure(provider: str, server: FakeLLMServer) -> None:
     clear_adapter_cache()
 
 
+def script(server: FakeLLMServer) -> None:
+    """The fake server's answers (run in the server's process)."""
+    server.chat.default = openai_reply
+    server.gemini.default = gemini_reply
+
+
 def main() -> None:
     registry = ToolRegistry()
     registry.register_tool(ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool))
     loop = asyncio.new_event_loop()  # the async baselines' own loop, in this thread
-    with FakeLLMServer() as server:
-        server.chat.default = openai_reply
-        server.gemini.default = gemini_reply
+    with server_process(script) as server:
         key, gemini_options = "bench-key", gt.HttpOptions(base_url=server.gemini_base_url)
         sync_openai = openai.OpenAI(api_key=key, base_url=server.openai_base_url, max_retries=0)
         async_openai = openai.AsyncOpenAI(api_key=key, base_url=server.openai_base_url, max_retries=0)
@@ -315,7 +321,7 @@ def main() -> None:
         ]
         print(f"{REQUESTS}-request tool loop ({TOOL_CALLS} tool calls + answer), median of {ROUNDS} rounds")
         print("wall: what a user waits (fake server and loopback HTTP included, the same for both loops);")
-        print("cpu: CPU time of the whole process (both loops' threads, the fake server's the same for both).")
+        print("cpu: CPU time of this whole process (both loops' threads; the fake server runs in its own process).")
         print("raw: the SDK's sync client, or its async client on an event loop of its own (what ours drives).")
         header = f"{'provider':<18} {'raw':<5} {'ours':<8} {'clock':<5} {'raw SDK ms/req':>15} {'ours ms/req':>12}"
         print(f"{header} {'overhead ms/req':>16} {'ratio':>6}")
