@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import os
 import statistics
 import tempfile
@@ -37,8 +36,6 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from multiprocessing.connection import Connection
-from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +54,7 @@ from agent_app.types import ChatMessage, ChatRequest
 from bench.bench_provider_loop import configure
 from bench.streamlit_server import run_streamlit
 from fake_llm import FakeLLMServer, RecordedRequest, delayed, gemini_text, openai_text, streamed
+from fake_llm.process import server_process
 from fake_llm.streams import StreamScript
 
 ROUNDS = 60
@@ -133,27 +131,17 @@ def first_text(server: FakeLLMServer) -> None:
     print("target: ours - raw <= 20 ms")
 
 
-def serve_model(ready: Connection, stop: EventType, latency: float) -> None:
-    """The fake model in a process of its own, so its threads do not share a GIL with the clients."""
-    with FakeLLMServer() as server:
-        server.chat.default = delayed(streamed(openai_text(ANSWER), StreamScript(pieces=8)), latency)
-        ready.send(server.openai_base_url)
-        stop.wait()
+def script_model(latency: float, server: FakeLLMServer) -> None:
+    """The fake model's answer, after ``latency`` seconds (run in the model's own process)."""
+    server.chat.default = delayed(streamed(openai_text(ANSWER), StreamScript(pieces=8)), latency)
 
 
 @contextmanager
 def model_process(latency: float) -> Iterator[str]:
-    """The base URL of a fake model answering after ``latency`` seconds, running in its own process."""
-    context = multiprocessing.get_context("spawn")
-    ready, sender = context.Pipe(duplex=False)
-    stop = context.Event()
-    model = context.Process(target=serve_model, args=(sender, stop, latency), daemon=True)
-    model.start()
-    try:
-        yield ready.recv()
-    finally:
-        stop.set()
-        model.join(10)
+    """The base URL of a fake model answering after ``latency`` seconds, running in its own process (its
+    threads do not share a GIL with the clients)."""
+    with server_process(partial(script_model, latency)) as urls:
+        yield urls.openai_base_url
 
 
 def cpu_seconds(pid: int) -> float:
