@@ -117,6 +117,7 @@ def test_manager_starts_at_once_and_stop_ends_the_run(storage: SqliteStorage) ->
         manager.start(chat, None, ChatMessage(role="user", content="meanwhile"))
     assert manager.stop(run.id)
     wait_until(lambda: manager.active_run(chat) is None)
+    wait_until(lambda: manager.events(run.id)[-1].kind == "end")  # written just after the run's state
     ended = manager.get(run.id)
     assert ended is not None and ended.state == "stopped" and ended.stop_requested
     assert [(e.kind, e.data) for e in manager.events(run.id)] == [
