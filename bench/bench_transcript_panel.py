@@ -23,6 +23,7 @@ from agent_app.media.transcript_cache import CacheKey, TranscriptCache
 from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.storage import SqliteStorage
 from agent_app.types import MediaAsset
+from bench.media_factory import tiny_wav
 
 SIZES = {"1 minute": (60_000, 15), "1 hour": (3_600_000, 900)}
 TARGET_RATIO = 2.0
@@ -69,7 +70,7 @@ def seed(data_dir: Path, name: str, duration_ms: int, count: int) -> tuple[str, 
     storage = SqliteStorage(data_dir)
     project = storage.create_project(name)
     source = data_dir.parent / f"{name}.wav"
-    source.write_bytes(_wav(name))
+    source.write_bytes(tiny_wav(count))
     with source.open("rb") as handle:
         asset = storage.import_asset(project.id, f"{name}.wav", handle)
     path = storage.media_path(asset.id)
@@ -79,16 +80,6 @@ def seed(data_dir: Path, name: str, duration_ms: int, count: int) -> tuple[str, 
     cache.put(CacheKey(cache.content_hash(path), made.backend, made.model), made, asset.id)
     storage.close()
     return project.id, asset
-
-
-def _wav(tag: str) -> bytes:
-    """A distinct, tiny 16 kHz mono PCM WAV (0.1 s of silence; the tag makes each file's hash its own)."""
-    import struct
-
-    samples = b"\x00\x00" * 1600 + tag.encode()[:2].ljust(2, b"\x00")
-    header = b"RIFF" + struct.pack("<I", 36 + len(samples)) + b"WAVEfmt "
-    header += struct.pack("<IHHIIHH", 16, 1, 1, 16_000, 32_000, 2, 16) + b"data" + struct.pack("<I", len(samples))
-    return header + samples
 
 
 def rerun_seconds(args: tuple[str, str, str, str], reruns: int) -> float:

@@ -246,6 +246,18 @@ _NORMALIZE = jiwer.Compose(
 )
 
 
+def tiny_wav(tag: int) -> bytes:
+    """0.1 s of 16 kHz mono PCM silence whose last sample is ``tag``: as many distinct real files as a bench
+    imports, with nothing to encode."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16_000)
+        out.writeframes(b"\x00\x00" * 1599 + (tag % 32_000).to_bytes(2, "little", signed=True))
+    return buffer.getvalue()
+
+
 def word_error_rate(reference: str, hypothesis: str) -> float:
     """WER after lower-casing and removing punctuation: what a listener would call the same words."""
     return float(jiwer.wer(reference, hypothesis, reference_transform=_NORMALIZE, hypothesis_transform=_NORMALIZE))

@@ -20,6 +20,7 @@ from agent_app.routes.chat import RETRY_AFTER_SECONDS
 from agent_app.runs.manager import HEARTBEAT_SECONDS, LEASE_MS
 from agent_app.settings import SETTING_NAMES, Settings
 from agent_app.storage import ALLOWED_EXTENSIONS
+from agent_app.types import ContextReport
 from agent_app.ui import chat_history, chat_panel, conversation_list, library_panel, transcript_view
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,3 +118,14 @@ def test_the_readme_names_the_debian_packages_the_test_command_installs() -> Non
     found = re.search(r"installs the Debian packages (.+?) when missing", _text(README))
     assert found is not None
     assert set(re.findall(r"`([a-z0-9.+-]+)`", found.group(1))) == set(installed.split())
+
+
+def test_the_readme_route_shapes_are_the_ones_on_the_wire() -> None:
+    readme = _text(README)
+    fitted = re.search(r"how the history was fitted into the model's window \((.+?)\): send both back", readme)
+    assert fitted is not None
+    reported = {str(field.alias) for field in ContextReport.model_fields.values()}
+    assert set(re.findall(r"`(\w+)`", fitted.group(1))) == reported
+    emitted = set(re.findall(r'sse_event\("(\w+)"', (ROOT / "agent_app/routes/chat_events.py").read_text()))
+    table = readme[readme.index("| event | data | when |") : readme.index("A request that fails before any text")]
+    assert set(re.findall(r"\| `(\w+)` \|", table)) == emitted == {"text", "toolCall", "usage", "done", "error"}
