@@ -68,9 +68,14 @@ def run_streamlit(env: Mapping[str, str], log_dir: Path, script: str = "app.py")
             time.sleep(0.1)
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server this run started (by its pid), then kill it if it does not exit in time."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)

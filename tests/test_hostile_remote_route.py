@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.streamlit_server import ROOT, STARTUP_TIMEOUT
+from bench.streamlit_server import ROOT, STARTUP_TIMEOUT, stop
 from tests.hostile_support import IS_ROOT
 
 pytestmark = [
@@ -75,15 +75,6 @@ def _in_namespace(namespace: str, args: list[str], env: dict[str, str], log: Pat
         )
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
-
-
 @contextlib.contextmanager
 def app_in_namespace(namespace: str, address: str, tmp_path: Path, token: str) -> Iterator[str]:
     """The fake model on the namespace's loopback and ``streamlit run app.py`` on ``address``; the route's URL."""
@@ -125,8 +116,8 @@ def app_in_namespace(namespace: str, address: str, tmp_path: Path, token: str) -
         yield f"{base}/api/agent/chat"
     finally:
         if app is not None:
-            _stop(app)
-        _stop(model)
+            stop(app)
+        stop(model)
 
 
 def test_the_route_on_a_real_remote_address_needs_the_token(tmp_path: Path) -> None:
