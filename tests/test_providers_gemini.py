@@ -236,10 +236,10 @@ def test_gemini_failures_are_provider_errors_without_the_key(gemini_llm: FakeLLM
 
 
 def test_gemini_retries_429_then_succeeds(gemini_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
-    llm_env.setenv("LLM_MAX_RETRIES", "2")
-    gemini_llm.gemini.push(error_reply(429), error_reply(503), gemini_text("ok"))
+    llm_env.setenv("LLM_MAX_RETRIES", "3")
+    gemini_llm.gemini.push(error_reply(408), error_reply(429), error_reply(503), gemini_text("ok"))  # 408/429/5xx
     assert _chat().content == "ok"
-    assert len(gemini_llm.gemini.requests) == 3
+    assert len(gemini_llm.gemini.requests) == 4
 
 
 def test_gemini_hang_past_the_timeout_is_a_provider_error(

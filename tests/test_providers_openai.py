@@ -201,10 +201,11 @@ def test_a_404_hints_at_the_base_url(openai_llm: FakeLLMServer) -> None:
 
 
 def test_429_is_retried_then_succeeds(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
-    llm_env.setenv("LLM_MAX_RETRIES", "2")
-    openai_llm.chat.push(error_reply(429, retry_after_ms=1), error_reply(503, retry_after_ms=1), openai_text("ok"))
+    llm_env.setenv("LLM_MAX_RETRIES", "3")
+    faults = (error_reply(status, retry_after_ms=1) for status in (408, 429, 503))  # the README's 408/429/5xx
+    openai_llm.chat.push(*faults, openai_text("ok"))
     assert _chat().content == "ok"
-    assert len(openai_llm.chat.requests) == 3
+    assert len(openai_llm.chat.requests) == 4
 
 
 def test_429_after_all_retries_is_a_provider_error(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
