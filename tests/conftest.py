@@ -1,13 +1,16 @@
 """Shared fixtures. ``fake_llm``: a fresh fake LLM server per test (see the ``fake_llm`` package);
-``openai_llm`` / ``gemini_llm``: the same, with the app configured to use it."""
+``openai_llm`` / ``gemini_llm``: the same, with the app configured to use it; ``storage``: a fresh SQLite
+storage in the test's own directory."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from agent_app.providers import clear_adapter_cache
+from agent_app.storage import SqliteStorage
 from fake_llm import CANARY_API_KEY, FakeLLMServer
 from tests.transcribe_support import SETTINGS as TRANSCRIBE_SETTINGS
 
@@ -25,6 +28,13 @@ LLM_SETTINGS = (
     "AGENT_API_TOKEN",
     "AGENT_MAX_BODY_BYTES",
 )
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
+    store = SqliteStorage(tmp_path / "data")
+    yield store
+    store.close()
 
 
 @pytest.fixture

@@ -5,23 +5,13 @@ from __future__ import annotations
 
 import io
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from agent_app.ui.session_workspace import DEFAULT_PROJECT_NAME, Workspace
 from tests.media_samples import make_wav
-
-
-@pytest.fixture
-def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
-    store = SqliteStorage(tmp_path / "data")
-    yield store
-    store.close()
 
 
 def test_first_session_gets_a_default_project_and_no_stored_chat(storage: SqliteStorage) -> None:

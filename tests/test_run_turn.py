@@ -7,8 +7,6 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,13 +53,6 @@ def counting_tool(started: threading.Event) -> ToolDefinition[NoArgs]:
         return {"counted": 2000}
 
     return ToolDefinition(name="count_slowly", description="Counts slowly.", arguments=NoArgs, execute=execute)
-
-
-@pytest.fixture
-def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
-    store = SqliteStorage(tmp_path / "data")
-    yield store
-    store.close()
 
 
 def manager_for(storage: SqliteStorage, registry: ToolRegistry) -> ThreadRunManager:

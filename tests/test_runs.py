@@ -7,7 +7,6 @@ import functools
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,13 +20,6 @@ from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, now_ms
 
 WAIT = 10.0
-
-
-@pytest.fixture
-def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
-    store = SqliteStorage(tmp_path / "data")
-    yield store
-    store.close()
 
 
 def conversation(storage: SqliteStorage) -> str:

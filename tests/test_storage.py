@@ -7,7 +7,6 @@ import io
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,13 +24,6 @@ from agent_app.storage import (
 from agent_app.storage.schema import SCHEMA_VERSION
 from agent_app.types import ChatMessage, MediaLibrary, ToolCall, ToolResult
 from tests.media_samples import make_png, make_video, make_wav
-
-
-@pytest.fixture
-def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
-    store = SqliteStorage(tmp_path / "data")
-    yield store
-    store.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,13 +27,6 @@ from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 
 SPEECH_MINUTES = 5
 WAIT = 40.0
-
-
-@pytest.fixture
-def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
-    store = SqliteStorage(tmp_path / "data")
-    yield store
-    store.close()
 
 
 def _long_talk(path: Path) -> Path:
