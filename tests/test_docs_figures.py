@@ -126,6 +126,6 @@ def test_the_readme_route_shapes_are_the_ones_on_the_wire() -> None:
     assert fitted is not None
     reported = {str(field.alias) for field in ContextReport.model_fields.values()}
     assert set(re.findall(r"`(\w+)`", fitted.group(1))) == reported
-    emitted = set(re.findall(r'sse_event\("(\w+)"', (ROOT / "agent_app/routes/chat_events.py").read_text()))
+    emitted = set(re.findall(r'_event\("(\w+)"', (ROOT / "agent_app/routes/chat_events.py").read_text()))
     table = readme[readme.index("| event | data | when |") : readme.index("A request that fails before any text")]
     assert set(re.findall(r"\| `(\w+)` \|", table)) == emitted == {"text", "toolCall", "usage", "done", "error"}
