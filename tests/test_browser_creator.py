@@ -67,10 +67,10 @@ def test_the_transcript_pages_by_stretches_of_the_clip_on_a_phone(
     project_id, _ = seed_clip(data_dir, tmp_path, hour_transcript())
     with run_streamlit(app_env(fake_llm, data_dir), tmp_path) as server:
         page = open_page(browser, f"{server.base_url}/?project={project_id}", PHONE)
-        expect(page.get_by_text("Segment 39:")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_text("Segment 24:")).to_be_visible(timeout=UI_TIMEOUT_MS)
         page.get_by_role("button", name="Later").click()
-        expect(page.get_by_text("Segment 40:")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        expect(page.get_by_text("Segment 39:")).to_have_count(0)
+        expect(page.get_by_text("Segment 25:")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(page.get_by_text("Segment 24:")).to_have_count(0)
         screenshot(page, "transcript-pages-phone.png")
 
 

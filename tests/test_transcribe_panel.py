@@ -211,7 +211,7 @@ def test_search_in_an_hour_long_transcript_lists_only_the_hits_with_a_count(tmp_
     app, asset = seeded_app(tmp_path, hour_transcript())
     app.run()
     key = f"transcript_{asset.id}"
-    assert len(_seek_keys(app, key)) == 40  # one page of the 900 segments
+    assert len(_seek_keys(app, key)) == 25  # one page of the 900 segments
     app.text_input(key=f"{key}_search").set_value("Northern  QUAY").run()
     assert not app.exception
     assert any(c.value.startswith("1 segment matches") for c in app.caption), [c.value for c in app.caption]
@@ -236,16 +236,17 @@ def test_long_transcripts_page_by_time_with_earlier_later_and_a_jump(tmp_path: P
     key = f"transcript_{asset.id}"
     assert app.button(key=f"{key}_previous").disabled and not app.number_input  # no bare page number box
     app.button(key=f"{key}_next").click().run()
-    assert _seek_keys(app, key)[0] == f"{key}_seek_40"
+    assert _seek_keys(app, key)[0] == f"{key}_seek_25"
     jump = app.selectbox(key=f"{key}_jump")
     labels = list(jump.options)  # stretches of the clip, not page numbers
-    assert labels[1] == "2:40 – 5:19" and labels[-1] == "58:40 – 59:59" and len(labels) == 23
-    assert jump.value == "2:40 – 5:19"
+    assert labels[1] == "1:40 – 3:19" and labels[-1] == "58:20 – 59:59" and len(labels) == 36
+    assert jump.value == "1:40 – 3:19"
+    assert "13:20 – 14:59" in labels  # the README's example
     jump.select_index(len(labels) - 1).run()
     assert _seek_keys(app, key)[-1] == f"{key}_seek_899"
     assert app.button(key=f"{key}_next").disabled
     app.button(key=f"{key}_previous").click().run()
-    assert _seek_keys(app, key)[0] == f"{key}_seek_840"
+    assert _seek_keys(app, key)[0] == f"{key}_seek_850"
 
 
 def test_the_segment_at_the_playhead_is_marked_and_its_page_shown(tmp_path: Path) -> None:

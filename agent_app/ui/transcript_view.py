@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.ui.formatting import escape_markdown, format_duration
 
-SEGMENTS_PER_PAGE = 40
+SEGMENTS_PER_PAGE = 25
 """Each segment is a button; a few dozen per page keep reruns fast on an hour-long transcript."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
