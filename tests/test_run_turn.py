@@ -4,19 +4,16 @@ on both providers, then a next question with the history the model receives chec
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from typing import Any
 
 import pytest
 
-from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import NOT_RUN_STOPPED
 from agent_app.registry import ToolRegistry
 from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.models import Run
-from agent_app.runs.turn import Assistant, run_turn
 from agent_app.storage import SqliteStorage
 from agent_app.tool_args import ToolArgs
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
@@ -34,6 +31,7 @@ from fake_llm import (
     tool_call,
 )
 from fake_llm.streams import StreamScript
+from tests.run_support import finished, manager_for, wait_until
 
 WAIT = 20.0
 
@@ -55,22 +53,6 @@ def counting_tool(started: threading.Event) -> ToolDefinition[NoArgs]:
     return ToolDefinition(name="count_slowly", description="Counts slowly.", arguments=NoArgs, execute=execute)
 
 
-def manager_for(storage: SqliteStorage, registry: ToolRegistry) -> ThreadRunManager:
-    assistant = Assistant(InProcessChatClient(registry), registry)
-    return ThreadRunManager(storage, functools.partial(run_turn, storage, lambda: assistant), heartbeat_seconds=0.1)
-
-
-def finished(manager: ThreadRunManager, run: Run) -> Run:
-    deadline = time.monotonic() + WAIT
-    while True:
-        current = manager.get(run.id)
-        assert current is not None
-        if not current.active:
-            return current
-        assert time.monotonic() < deadline, f"run still {current.state}"
-        time.sleep(0.02)
-
-
 def ask(manager: ThreadRunManager, chat: str, text: str) -> Run:
     context = AgentContext(project_id="p")
     return manager.start(chat, context, ChatMessage(role="user", content=text))
@@ -84,7 +66,7 @@ def test_a_run_answers_and_records_what_happened(storage: SqliteStorage, openai_
     manager = manager_for(storage, ToolRegistry())
     openai_llm.chat.push(openai_text("Hello from the server."))
     chat = new_chat(storage)
-    run = finished(manager, ask(manager, chat, "Hi"))
+    run = finished(manager, ask(manager, chat, "Hi"), WAIT)
     assert run.state == "answered" and run.error is None
     assert [(m.role, m.content) for m in storage.load_messages(chat)] == [
         ("user", "Hi"),
@@ -115,7 +97,7 @@ def test_a_provider_failure_ends_the_run_in_error_keeping_the_question(
     manager = manager_for(storage, ToolRegistry())
     openai_llm.chat.push(error_reply(500))
     chat = new_chat(storage)
-    run = finished(manager, ask(manager, chat, "Hi"))
+    run = finished(manager, ask(manager, chat, "Hi"), WAIT)
     assert run.state == "error" and run.error == "LLM provider error"
     assert [m.role for m in storage.load_messages(chat)] == ["user"]
 
@@ -139,7 +121,7 @@ def _stop_during_tool(storage: SqliteStorage, llm: FakeLLMServer, provider: str)
     assert started.wait(WAIT)
     pressed = time.monotonic()
     assert manager.stop(run.id)
-    ended = finished(manager, run)
+    ended = finished(manager, run, WAIT)
     assert time.monotonic() - pressed < 1.0  # the tool stopped at its next progress report
     assert ended.state == "stopped"
     stored = storage.load_messages(chat)
@@ -149,7 +131,7 @@ def _stop_during_tool(storage: SqliteStorage, llm: FakeLLMServer, provider: str)
     requests = llm.chat.requests if provider == "openai" else llm.gemini.requests
     assert len(requests) == 1  # the stopped results were not sent on
 
-    second = finished(manager, ask(manager, chat, "Something else"))
+    second = finished(manager, ask(manager, chat, "Something else"), WAIT)
     assert second.state == "answered"
     assert [m.content for m in storage.load_messages(chat)][-1] == "Fresh answer."
     sent = requests[-1].json
@@ -191,14 +173,11 @@ def test_stop_while_the_model_answers_then_a_normal_next_question(
     script.push(delayed(slow, 0.5), fresh)
     chat = new_chat(storage)
     run = ask(manager, chat, "Ramble on")
-    deadline = time.monotonic() + WAIT
-    while not script.requests:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    wait_until(lambda: script.requests, WAIT, "the model was never asked")
     manager.stop(run.id)
-    assert finished(manager, run).state == "stopped"
+    assert finished(manager, run, WAIT).state == "stopped"
     assert [m.role for m in storage.load_messages(chat)] == ["user"]  # nothing had streamed: nothing kept
-    assert finished(manager, ask(manager, chat, "Short answer please")).state == "answered"
+    assert finished(manager, ask(manager, chat, "Short answer please"), WAIT).state == "answered"
     sent = script.last.json
     assert sent is not None
     if provider == "openai":
@@ -224,13 +203,10 @@ def test_stop_during_streaming_keeps_the_text_so_far_then_a_normal_next_question
     script.push(openai_text("Fresh answer.") if provider == "openai" else gemini_text("Fresh answer."))
     chat = new_chat(storage)
     run = ask(manager, chat, "Ramble on")
-    deadline = time.monotonic() + WAIT
-    while len([e for e in manager.events(run.id) if e.kind == "text"]) < 3:  # the text is streaming
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(lambda: sum(e.kind == "text" for e in manager.events(run.id)) >= 3, WAIT, "the text never streamed")
     pressed = time.monotonic()
     manager.stop(run.id)
-    assert finished(manager, run).state == "stopped"
+    assert finished(manager, run, WAIT).state == "stopped"
     assert time.monotonic() - pressed < 1.5  # 40 pieces would take 8 s: the stream was closed
     assert script.last.answered.wait(2) and script.last.closed_by_client
     streamed_text = "".join(e.data["delta"] for e in manager.events(run.id) if e.kind == "text")
@@ -239,7 +215,7 @@ def test_stop_during_streaming_keeps_the_text_so_far_then_a_normal_next_question
     assert stored[1].stopped and stored[1].content == streamed_text
     assert words.startswith(streamed_text) and 0 < len(streamed_text) < len(words)
 
-    assert finished(manager, ask(manager, chat, "Short answer please")).state == "answered"
+    assert finished(manager, ask(manager, chat, "Short answer please"), WAIT).state == "answered"
     sent = script.last.json
     assert sent is not None
     if provider == "openai":

@@ -18,19 +18,13 @@ from agent_app.runs.turn import Assistant, run_turn
 from agent_app.runs.view import RunView
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, now_ms
+from tests.run_support import wait_until
 
 WAIT = 10.0
 
 
 def conversation(storage: SqliteStorage) -> str:
     return storage.create_conversation(storage.create_project("p").id).id
-
-
-def wait_until(condition: object, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 class GatedJob:
@@ -103,13 +97,13 @@ def test_manager_starts_at_once_and_stop_ends_the_run(storage: SqliteStorage) ->
     job = GatedJob()
     manager = ThreadRunManager(storage, job, heartbeat_seconds=0.05)
     run = manager.start(chat, None, ChatMessage(role="user", content="Hi"))  # returns while the job waits
-    wait_until(lambda: job.started == [run.id])
+    wait_until(lambda: job.started == [run.id], WAIT)
     assert manager.active_run(chat) is not None and manager.active_run(chat).state == "running"  # type: ignore[union-attr]
     with pytest.raises(RunBusyError):
         manager.start(chat, None, ChatMessage(role="user", content="meanwhile"))
     assert manager.stop(run.id)
-    wait_until(lambda: manager.active_run(chat) is None)
-    wait_until(lambda: manager.events(run.id)[-1].kind == "end")  # written just after the run's state
+    wait_until(lambda: manager.active_run(chat) is None, WAIT)
+    wait_until(lambda: manager.events(run.id)[-1].kind == "end", WAIT)  # written just after the run's state
     ended = manager.get(run.id)
     assert ended is not None and ended.state == "stopped" and ended.stop_requested
     assert [(e.kind, e.data) for e in manager.events(run.id)] == [
@@ -125,11 +119,11 @@ def test_a_stop_written_by_another_process_reaches_the_run(storage: SqliteStorag
     job = GatedJob()
     manager = ThreadRunManager(storage, job, heartbeat_seconds=0.05)
     run = manager.start(chat, None)
-    wait_until(lambda: job.started == [run.id])
+    wait_until(lambda: job.started == [run.id], WAIT)
     other_process = SqliteStorage(tmp_path / "data")  # its own connection, as another server would have
     assert other_process.run_store().request_stop(run.id)
     other_process.close()
-    wait_until(lambda: manager.get(run.id).state == "stopped")  # type: ignore[union-attr]
+    wait_until(lambda: manager.get(run.id).state == "stopped", WAIT)  # type: ignore[union-attr]
 
 
 def test_leases_are_renewed_while_a_run_goes(storage: SqliteStorage) -> None:
@@ -140,7 +134,7 @@ def test_leases_are_renewed_while_a_run_goes(storage: SqliteStorage) -> None:
     time.sleep(0.8)  # well past the first lease
     assert manager.active_run(chat) is not None
     job.release.set()
-    wait_until(lambda: manager.get(run.id).state == "answered")  # type: ignore[union-attr]
+    wait_until(lambda: manager.get(run.id).state == "answered", WAIT)  # type: ignore[union-attr]
 
 
 def test_runs_past_the_executor_bound_wait_queued(storage: SqliteStorage) -> None:
@@ -149,11 +143,11 @@ def test_runs_past_the_executor_bound_wait_queued(storage: SqliteStorage) -> Non
     manager = ThreadRunManager(storage, job, max_workers=1, heartbeat_seconds=0.05)
     first = manager.start(first_chat, None)
     second = manager.start(second_chat, None)
-    wait_until(lambda: job.started == [first.id])
+    wait_until(lambda: job.started == [first.id], WAIT)
     time.sleep(0.1)
     assert manager.get(second.id).state == "queued"  # type: ignore[union-attr]
     job.release.set()
-    wait_until(lambda: manager.get(second.id).state == "answered")  # type: ignore[union-attr]
+    wait_until(lambda: manager.get(second.id).state == "answered", WAIT)  # type: ignore[union-attr]
     assert job.started == [first.id, second.id]
 
 
@@ -165,7 +159,7 @@ def test_a_run_stopped_while_queued_never_starts(storage: SqliteStorage) -> None
     second = manager.start(second_chat, None)
     manager.stop(second.id)
     job.release.set()
-    wait_until(lambda: manager.get(second.id).state == "stopped")  # type: ignore[union-attr]
+    wait_until(lambda: manager.get(second.id).state == "stopped", WAIT)  # type: ignore[union-attr]
     assert job.started == [first.id]
 
 
@@ -177,7 +171,7 @@ def test_a_job_that_raises_ends_its_run_in_error(storage: SqliteStorage) -> None
 
     manager = ThreadRunManager(storage, broken, heartbeat_seconds=0.05)
     run = manager.start(chat, None)
-    wait_until(lambda: manager.get(run.id).state == "error")  # type: ignore[union-attr]
+    wait_until(lambda: manager.get(run.id).state == "error", WAIT)  # type: ignore[union-attr]
     assert manager.get(run.id).error == "Internal error: KeyError"  # type: ignore[union-attr]
     manager.start(chat, None)  # the conversation is free again
 
@@ -212,7 +206,7 @@ def test_an_answer_the_run_could_not_store_is_written_first_by_retry_and_the_mod
         storage, in_turn(refused_answer, functools.partial(run_turn, storage, never_ask)), heartbeat_seconds=0.05
     )
     first = manager.start(chat, None, ChatMessage(role="user", content="A question"))
-    wait_until(lambda: not manager.get(first.id).active)  # type: ignore[union-attr]
+    wait_until(lambda: not manager.get(first.id).active, WAIT)  # type: ignore[union-attr]
     ended = manager.latest_run(chat)
     assert ended is not None and ended.state == "error" and ended.error is not None and "busy" in ended.error
     stored = storage.load_messages(chat)
@@ -220,7 +214,7 @@ def test_an_answer_the_run_could_not_store_is_written_first_by_retry_and_the_mod
 
     retry = manager.start(chat, None)
     assert [m.id for m in storage.load_messages(chat)][1:] == [answer.id]  # written by the start, before the job
-    wait_until(lambda: not manager.get(retry.id).active)  # type: ignore[union-attr]
+    wait_until(lambda: not manager.get(retry.id).active, WAIT)  # type: ignore[union-attr]
     assert manager.get(retry.id).state == "answered"  # type: ignore[union-attr]
     assert [(e.kind, e.data) for e in manager.events(retry.id)] == [("end", {"state": "answered"})]
     stored = storage.load_messages(chat)
@@ -268,7 +262,7 @@ def test_a_run_killed_after_storing_its_answer_but_before_its_end_reads_as_answe
     next_run = ThreadRunManager(storage, job, heartbeat_seconds=0.05).start(
         chat, None, ChatMessage(role="user", content="Next")
     )
-    wait_until(lambda: storage.run_store().get_run(next_run.id).state == "answered")  # type: ignore[union-attr]
+    wait_until(lambda: storage.run_store().get_run(next_run.id).state == "answered", WAIT)  # type: ignore[union-attr]
     assert [m.content for m in storage.load_messages(chat)] == ["A question", "The whole answer.", "Next"]
 
 
@@ -297,7 +291,7 @@ def test_an_end_the_database_refused_reads_as_ended_here_and_is_recorded_by_the_
     manager = ThreadRunManager(storage, in_turn(answered_while_locked, GatedJob()), heartbeat_seconds=0.05)
     try:
         run = manager.start(chat, None, ChatMessage(role="user", content="A question"))
-        wait_until(lambda: manager.get(run.id).state == "answered")  # type: ignore[union-attr]
+        wait_until(lambda: manager.get(run.id).state == "answered", WAIT)  # type: ignore[union-attr]
         assert manager.active_run(chat) is None and manager.latest_run(chat).state == "answered"  # type: ignore[union-attr]
         assert storage.run_store().get_run(run.id).state == "running"  # type: ignore[union-attr]
     finally:

@@ -4,7 +4,6 @@ on one-minute chunks it cannot interrupt, and the chunk in hand is the only work
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable
@@ -13,17 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_app.chat_clients import InProcessChatClient
 from agent_app.media.media_errors import MediaError
 from agent_app.media.stoppable import run_stoppable
 from agent_app.plugins import build_tool_registry
-from agent_app.runs.manager import ThreadRunManager
-from agent_app.runs.turn import Assistant, run_turn
 from agent_app.storage import SqliteStorage
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
 from agent_app.types import AgentContext, ChatMessage, StopRequested
 from bench.media_factory import AUDIO_RATE, MediaFile, speech_track
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
+from tests.run_support import manager_for
 
 SPEECH_MINUTES = 5
 WAIT = 40.0
@@ -49,8 +46,7 @@ def test_stop_ends_a_running_transcription_within_a_second(  # offline first: it
         asset = storage.import_asset(project.id, "talk.flac", handle)
     chat = storage.create_conversation(project.id).id
     registry = build_tool_registry(["transcribe_video"])
-    assistant = Assistant(InProcessChatClient(registry), registry)
-    manager = ThreadRunManager(storage, functools.partial(run_turn, storage, lambda: assistant), heartbeat_seconds=0.1)
+    manager = manager_for(storage, registry)
     openai_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {}, id="call_t")), openai_text("Stopped."))
 
     context = AgentContext(project_id=project.id, media_assets=[asset], active_asset_id=asset.id)

@@ -1,0 +1,41 @@
+"""Helpers for the tests of runs on the server: a run manager that drives the real turn, and waiting
+for what a run does (runs go on in threads of their own, so tests poll with a deadline)."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+
+from agent_app.chat_clients import InProcessChatClient
+from agent_app.registry import ToolRegistry
+from agent_app.runs.manager import ThreadRunManager
+from agent_app.runs.models import Run
+from agent_app.runs.turn import Assistant, run_turn
+from agent_app.storage import SqliteStorage
+
+
+def wait_until(condition: Callable[[], object], timeout: float, what: str = "timed out") -> None:
+    """Poll ``condition`` until it is true; fail with ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def manager_for(storage: SqliteStorage, registry: ToolRegistry) -> ThreadRunManager:
+    """A run manager whose runs are the page's real turn (assistant, in-process client, ``registry``)."""
+    assistant = Assistant(InProcessChatClient(registry), registry)
+    return ThreadRunManager(storage, functools.partial(run_turn, storage, lambda: assistant), heartbeat_seconds=0.1)
+
+
+def finished(manager: ThreadRunManager, run: Run, timeout: float) -> Run:
+    """``run`` once it is over."""
+    wait_until(lambda: not _current(manager, run).active, timeout, f"run still {_current(manager, run).state}")
+    return _current(manager, run)
+
+
+def _current(manager: ThreadRunManager, run: Run) -> Run:
+    current = manager.get(run.id)
+    assert current is not None
+    return current
