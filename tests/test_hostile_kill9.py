@@ -20,12 +20,15 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from bench.streamlit_server import StreamlitServer, run_streamlit
-from fake_llm import FakeLLMServer, hang, openai_text, openai_tool_calls, tool_call
+from fake_llm import FakeLLMServer, delayed, hang, openai_text, openai_tool_calls, tool_call
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page
 from tests.media_samples import make_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]
+
+BURST_ROUND_SECONDS = 0.05
+"""How long the model takes per request of the write burst."""
 
 
 def sigkill(server: StreamlitServer) -> None:
@@ -105,12 +108,15 @@ def test_sigkill_during_a_tool_run_a_message_burst_and_an_upload_loses_nothing_c
         assert stored(data_dir)[first_id][: len(before)] == before
         page.get_by_role("button", name="New chat").click()
         # 2. During a burst of writes: every answer is another tool call (a missing asset fails at once),
-        # each round writes two messages; the server dies at a random moment after the third request.
-        fake_llm.chat.default = openai_tool_calls(tool_call("transcribe_video", {"assetId": "0" * 32}))
+        # each round writes two messages; the server dies at a random moment of the round after the third
+        # request. Each answer takes 50 ms, so the 8-request run is still going when the kill comes even
+        # when a busy machine is slow to see the third request (a finished run has nothing to interrupt).
+        busy = openai_tool_calls(tool_call("transcribe_video", {"assetId": "0" * 32}))
+        fake_llm.chat.default = delayed(busy, BURST_ROUND_SECONDS)
         asked = len(fake_llm.chat.requests)
         ask(page, "Transcribe everything, again and again")
         wait_for(lambda: len(fake_llm.chat.requests) >= asked + 3)
-        time.sleep(random.uniform(0.0, 0.05))
+        time.sleep(random.uniform(0.0, BURST_ROUND_SECONDS))
         sigkill(server)
     fake_llm.chat.default = openai_text("fake reply")
     last_sent = fake_llm.chat.last.json["messages"][1:]  # committed before it was sent
