@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_app.chat_handler import handle_chat
+from agent_app.chat_handler import ChatSetup, handle_chat
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.registry import ToolRegistry
 from agent_app.settings import Settings, load_settings
@@ -52,13 +52,14 @@ class InProcessChatClient:
     """
 
     def __init__(self, registry: ToolRegistry | None = None, settings: Settings | None = None) -> None:
-        self._schemas = registry.to_tool_schemas() if registry is not None else None
-        self._settings = settings if settings is not None else load_settings()  # one reading per run
+        schemas = registry.to_tool_schemas() if registry is not None else None
+        # One reading of the settings, one adapter, prompt and budget per run (the client lives for one run).
+        self._setup = ChatSetup(settings if settings is not None else load_settings(), schemas)
 
     def send(
         self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None, cancel: CancelSignal | None = None
     ) -> ChatResponse:
-        return handle_chat(request, settings=self._settings, tool_schemas=self._schemas, on_text=on_text, cancel=cancel)
+        return handle_chat(request, setup=self._setup, on_text=on_text, cancel=cancel)
 
 
 class HttpChatClient:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent_app.context_budget import context_budget
 from agent_app.context_fit import ContextTooLargeError, ContextWindow, FittedHistory
@@ -29,7 +29,7 @@ from agent_app.providers.base import ProviderError, describe_failure
 from agent_app.providers.provider_loop import RequestCancelledError, TextSink
 from agent_app.request_validation import check_chat_request
 from agent_app.settings import Settings, load_settings
-from agent_app.types import CancelSignal, ChatMessage, ChatRequest, ChatResponse, ToolSchema
+from agent_app.types import AgentContext, CancelSignal, ChatMessage, ChatRequest, ChatResponse, ToolSchema
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def _schemas(tool_schemas: Sequence[ToolSchema] | None, settings: Settings) -> l
 
 @dataclass(frozen=True)
 class _Call:
-    """One provider request, ready to send."""
+    """What a provider request is sent with: the configuration, its adapter, and the context window."""
 
     config: LLMConfig
     adapter: ProviderAdapter
@@ -79,23 +79,44 @@ class _Call:
         return self.window.tool_schemas
 
 
-def _prepare(
-    request: ChatRequest, tool_schemas: Sequence[ToolSchema] | None, settings: Settings | None
-) -> tuple[_Call, FittedHistory]:
+class ChatSetup:
+    """What the requests of one run share, worked out at the first one and kept: the configuration and its
+    adapter, the tools, the model's budget, and the system prompt of the run's workspace context (a run sends
+    the same context object with every request; another object gets its own prompt). The page's client keeps
+    one per run; each of the route's requests makes its own, so both take the same path.
+
+    ``settings`` default to :func:`~agent_app.settings.load_settings` at the first request; ``tool_schemas``
+    to the enabled tools'."""
+
+    def __init__(self, settings: Settings | None = None, tool_schemas: Sequence[ToolSchema] | None = None) -> None:
+        self._settings = settings
+        self._tool_schemas = tool_schemas
+        self._call: _Call | None = None
+
+    def call(self, context: AgentContext | None) -> _Call:
+        """The request's call; raises :class:`ChatError` when the configuration or the tools cannot be used."""
+        call = self._call
+        if call is None:
+            settings = self._settings if self._settings is not None else load_settings()
+            config, adapter = _configured_adapter(settings)
+            schemas = _schemas(self._tool_schemas, settings)
+            budget = context_budget(config.model, config.context_tokens, config.max_output_tokens)
+            prompt = build_system_prompt(context, schemas)
+            call = _Call(config, adapter, ContextWindow(budget, prompt, schemas, context))
+        elif call.window.context is not context:
+            window = call.window
+            prompt = build_system_prompt(context, window.tool_schemas)
+            call = replace(call, window=ContextWindow(window.budget, prompt, window.tool_schemas, context))
+        self._call = call
+        return call
+
+
+def _prepare(request: ChatRequest, setup: ChatSetup) -> tuple[_Call, FittedHistory]:
     """The call and the history fitted into the model's context window (:mod:`agent_app.context_fit`)."""
     check_chat_request(request)
-    settings = settings if settings is not None else load_settings()
-    config, adapter = _configured_adapter(settings)
-    schemas = _schemas(tool_schemas, settings)
-    window = ContextWindow(
-        request.messages,
-        context_budget(config.model, config.context_tokens, config.max_output_tokens),
-        build_system_prompt(request.context, schemas),
-        schemas,
-        request.context,
-    )
+    call = setup.call(request.context)
     try:
-        return _Call(config, adapter, window), window.fit()
+        return call, call.window.fit(request.messages)
     except ContextTooLargeError as exc:
         raise ChatError(ErrorKind.TOO_LARGE_FOR_MODEL, str(exc)) from None
 
@@ -123,15 +144,16 @@ def handle_chat(
     request: ChatRequest,
     *,
     settings: Settings | None = None,
-    tool_schemas: Sequence[ToolSchema] | None = None,
+    setup: ChatSetup | None = None,
     on_text: TextSink | None = None,
     cancel: CancelSignal | None = None,
 ) -> ChatResponse:
     """One streamed provider call for ``request``, its history fitted into the model's window (once more,
     smaller, if the provider still finds it too long). ``on_text`` gets the answer's text as it arrives;
     ``cancel`` closes the response (kind ``STOPPED``, with the text so far). Raises only :class:`ChatError`:
-    a provider failure is logged with its cause (secrets removed) and raised with the spec's bare text."""
-    call, fitted = _prepare(request, tool_schemas, settings)
+    a provider failure is logged with its cause (secrets removed) and raised with the spec's bare text.
+    ``setup``: the run's :class:`ChatSetup` (default: one for this request, of ``settings`` and the enabled tools)."""
+    call, fitted = _prepare(request, setup if setup is not None else ChatSetup(settings))
 
     def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return call.adapter.chat(
@@ -144,7 +166,7 @@ def handle_chat(
         except Exception as exc:
             if not _refused_as_too_long(exc):
                 raise
-            fitted = call.window.refit(fitted, str(exc))
+            fitted = call.window.refit(request.messages, fitted, str(exc))
             response = send(fitted.messages)
     except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
         raise _failure(call, exc) from None
@@ -161,7 +183,7 @@ async def handle_chat_async(
     """:func:`handle_chat` for a caller on an event loop (the HTTP route): the provider call is awaited, no
     thread is held; ``on_text`` is called on the caller's loop; cancelling the task closes the provider's
     response."""
-    call, fitted = _prepare(request, tool_schemas, settings)
+    call, fitted = _prepare(request, ChatSetup(settings, tool_schemas))
 
     async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return await call.adapter.achat(
@@ -174,7 +196,7 @@ async def handle_chat_async(
         except Exception as exc:
             if not _refused_as_too_long(exc):
                 raise
-            fitted = call.window.refit(fitted, str(exc))
+            fitted = call.window.refit(request.messages, fitted, str(exc))
             response = await send(fitted.messages)
     except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
         raise _failure(call, exc) from None

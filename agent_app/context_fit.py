@@ -69,22 +69,27 @@ class _Plan:
 
 @dataclass(frozen=True)
 class ContextWindow:
-    """What one request must fit: the whole history, the prompt and tools beside it, the model's budget."""
+    """What every request of a run must fit its history into: the model's budget, and the system prompt and
+    tools sent beside the history (their estimate worked out once, with the window)."""
 
-    messages: Sequence[ChatMessage]
     budget: ContextBudget
     system_prompt: str = ""
     tool_schemas: Sequence[ToolSchema] = ()
     context: AgentContext | None = None
+    fixed_tokens: float = field(init=False)
+    """Estimated tokens of the system prompt and tools."""
 
-    def fit(self) -> FittedHistory:
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fixed_tokens", fixed_tokens(self.system_prompt, self.tool_schemas))
+
+    def fit(self, messages: Sequence[ChatMessage]) -> FittedHistory:
         """The history to send, within the budget an earlier refusal taught (:func:`learned_budget`)."""
-        return fit_history(replace(self, budget=learned_budget(self.budget, self.messages)))
+        return fit_history(self._learned(messages), messages)
 
-    def refit(self, refused: FittedHistory, refusal: str) -> FittedHistory:
+    def refit(self, messages: Sequence[ChatMessage], refused: FittedHistory, refusal: str) -> FittedHistory:
         """The history for the one retry after the provider refused ``refused`` as too long: the estimate
         can be off, and without a retry every Retry of the conversation would send the same history."""
-        smaller, scale = retry_budget(learned_budget(self.budget, self.messages), refused.report, refusal)
+        smaller, scale = retry_budget(learned_budget(self.budget, messages), refused.report, refusal)
         logger.info(
             "The provider found the request too long (estimated %d of %d tokens); retrying within %d, scale %.2f",
             refused.report.estimated_tokens,
@@ -92,17 +97,21 @@ class ContextWindow:
             smaller.input_tokens,
             scale,
         )
-        return fit_history(replace(self, budget=smaller), scale)
+        return fit_history(replace(self, budget=smaller), messages, scale)
+
+    def _learned(self, messages: Sequence[ChatMessage]) -> ContextWindow:
+        learned = learned_budget(self.budget, messages)
+        return self if learned is self.budget else replace(self, budget=learned)
 
 
-def fit_history(window: ContextWindow, scale: float | None = None) -> FittedHistory:
-    """``window``'s messages shrunk until their estimate, times ``scale`` (default: learnt from the history's
-    usage), fits its budget together with the system prompt and tools. Raises :class:`ContextTooLargeError`
+def fit_history(window: ContextWindow, messages: Sequence[ChatMessage], scale: float | None = None) -> FittedHistory:
+    """``messages`` shrunk until their estimate, times ``scale`` (default: learnt from the history's usage),
+    fits ``window``'s budget together with its system prompt and tools. Raises :class:`ContextTooLargeError`
     when even the latest turn's must-sends do not fit."""
-    messages, budget, context = window.messages, window.budget, window.context
+    budget, context = window.budget, window.context
     factor = usage_scale(messages) if scale is None else scale
     tokens = [message_tokens(message) for message in messages]
-    fixed = fixed_tokens(window.system_prompt, window.tool_schemas)
+    fixed = window.fixed_tokens
     plan = _Plan(messages, tokens, fixed + sum(tokens), budget.input_tokens / factor)
     latest_user = _latest_user(messages)
     if not plan.fits():

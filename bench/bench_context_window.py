@@ -87,8 +87,8 @@ def conversation(total: int, pages: int) -> list[ChatMessage]:
 def build(messages: list[ChatMessage], convert: Callable[[str, list[ChatMessage]], object]) -> None:
     """The handler's request building, without the network."""
     prompt = build_system_prompt(CONTEXT, TOOLS)
-    window = ContextWindow(messages, context_budget("any", WINDOW), prompt, TOOLS, CONTEXT)
-    convert(prompt, window.fit().messages)
+    window = ContextWindow(context_budget("any", WINDOW), prompt, TOOLS, CONTEXT)
+    convert(prompt, window.fit(messages).messages)
 
 
 def median_ms(messages: list[ChatMessage], convert: Callable[[str, list[ChatMessage]], object]) -> float:

@@ -78,7 +78,7 @@ def test_estimate_counts_bytes_so_non_latin_text_is_not_underestimated() -> None
 
 def test_a_history_that_fits_is_sent_unchanged() -> None:
     messages = [*chat_turn(1), *page_turn(0, 2), ChatMessage(role="user", content="And now?")]
-    fitted = fit_history(ContextWindow(messages, budget(100_000), PROMPT, context=CONTEXT))
+    fitted = fit_history(ContextWindow(budget(100_000), PROMPT, context=CONTEXT), messages)
     assert fitted.messages == messages
     assert fitted.report.left_out_messages == 0 and fitted.report.stubbed_results == 0
     assert fitted.report.estimated_tokens == round(estimate(messages))
@@ -87,7 +87,7 @@ def test_a_history_that_fits_is_sent_unchanged() -> None:
 def test_old_tool_results_become_stubs_before_any_turn_is_left_out() -> None:
     messages = [*page_turn(0, 1), *page_turn(1, 2), *chat_turn(3), ChatMessage(role="user", content="Summarize.")]
     room = round(estimate(messages)) - 500  # one stub is enough
-    fitted = fit_history(ContextWindow(messages, budget(room), PROMPT, context=CONTEXT))
+    fitted = fit_history(ContextWindow(budget(room), PROMPT, context=CONTEXT), messages)
     assert fitted.report.left_out_messages == 0 and fitted.report.stubbed_results == 1
     stub = fitted.messages[2].tool_result
     assert stub is not None and stub.tool_call_id == "call_page_1"
@@ -102,7 +102,7 @@ def test_old_tool_results_become_stubs_before_any_turn_is_left_out() -> None:
 def test_a_thousand_message_conversation_fits_sixteen_thousand_tokens_and_stays_valid() -> None:
     messages = [*long_conversation(1_000, 10), ChatMessage(role="user", content="What did they say at 42:00?")]
     room = context_budget("fake-model", context_tokens=16_000)
-    fitted = fit_history(ContextWindow(messages, room, PROMPT, context=CONTEXT))
+    fitted = fit_history(ContextWindow(room, PROMPT, context=CONTEXT), messages)
     sent = fitted.messages
     assert fitted.report.estimated_tokens <= room.input_tokens
     assert estimate(sent) <= room.input_tokens
@@ -117,7 +117,7 @@ def test_a_thousand_message_conversation_fits_sixteen_thousand_tokens_and_stays_
 @pytest.mark.parametrize("room", [1_500, 2_000, 3_000, 5_000, 8_000, 12_000, 20_000, 40_000])
 def test_no_budget_separates_a_call_from_its_result(room: int) -> None:
     messages = [*long_conversation(200, 6), ChatMessage(role="user", content="Next?")]
-    fitted = fit_history(ContextWindow(messages, budget(room), PROMPT, context=CONTEXT))
+    fitted = fit_history(ContextWindow(budget(room), PROMPT, context=CONTEXT), messages)
     assert conversation_problems(fitted.messages) == []
     assert fitted.messages[-1] == messages[-1]
     assert estimate(fitted.messages) <= room
@@ -128,7 +128,7 @@ def test_the_running_turn_keeps_its_latest_results_and_stubs_its_earlier_rounds(
     rounds = [page_turn(page, 10 + page)[1:3] for page in range(3)]
     messages = [*chat_turn(1), question, *[m for pair in rounds for m in pair]]
     room = round(estimate([question, *[m for pair in rounds for m in pair]])) - 6_000
-    fitted = fit_history(ContextWindow(messages, budget(room), PROMPT, context=CONTEXT))
+    fitted = fit_history(ContextWindow(budget(room), PROMPT, context=CONTEXT), messages)
     results = [m.tool_result for m in fitted.messages if m.tool_result is not None]
     assert [isinstance(r.result, str) and r.result.startswith(STUB_PREFIX) for r in results] == [True, True, False]
     assert fitted.messages[0] == question and fitted.report.left_out_messages == 2
@@ -137,7 +137,7 @@ def test_the_running_turn_keeps_its_latest_results_and_stubs_its_earlier_rounds(
 def test_a_single_message_too_large_is_refused_naming_it() -> None:
     messages = [*chat_turn(1), ChatMessage(role="user", content="x" * 60_000)]
     with pytest.raises(ContextTooLargeError, match=r"This message is too long .* about 20,00\d tokens"):
-        fit_history(ContextWindow(messages, budget(16_000, 2_000), PROMPT))
+        fit_history(ContextWindow(budget(16_000, 2_000), PROMPT), messages)
 
 
 def test_a_latest_tool_result_too_large_is_sent_as_a_note_so_the_model_asks_for_less() -> None:
@@ -148,7 +148,7 @@ def test_a_latest_tool_result_too_large_is_sent_as_a_note_so_the_model_asks_for_
         ChatMessage(role="assistant", tool_calls=[call]),
         ChatMessage(role="tool", tool_result=result),
     ]
-    fitted = fit_history(ContextWindow(messages, budget(16_000), PROMPT, context=CONTEXT))
+    fitted = fit_history(ContextWindow(budget(16_000), PROMPT, context=CONTEXT), messages)
     sent = fitted.messages[2].tool_result
     assert sent is not None and isinstance(sent.result, str)
     assert sent.result.startswith(f"{TOO_LARGE_PREFIX} transcript of interview.mp4 0:00–4:59, 900 words")
@@ -176,8 +176,8 @@ def test_the_estimate_is_scaled_by_the_usage_reported_for_the_previous_request()
 
 def test_a_corrected_estimate_sends_more_of_the_history() -> None:
     messages = [*long_conversation(200, 4), ChatMessage(role="user", content="Next?")]
-    plain = fit_history(ContextWindow(messages, budget(3_000), PROMPT))
-    corrected = fit_history(ContextWindow(messages, budget(3_000), PROMPT), 0.7)
+    plain = fit_history(ContextWindow(budget(3_000), PROMPT), messages)
+    corrected = fit_history(ContextWindow(budget(3_000), PROMPT), messages, 0.7)
     assert len(corrected.messages) > len(plain.messages)
     assert corrected.report.scale == 0.7 and corrected.report.estimated_tokens <= 3_000
 
