@@ -7,14 +7,14 @@ process's CPU time is the clients' alone) two ways, for both providers, in one r
 * baseline: a hand loop on the official SDK (``openai`` / ``google-genai``, streamed as ours is) with the
   same system prompt and tool declaration, gathering the streamed text and tool calls and appending the
   model's turn and the tool result itself — the least any streaming agent must do. Twice: on the SDK's
-  sync client, and on its async client (what ours drives, on its provider loop) in an event loop of its own;
+  sync client, and on its async client (what ours drives) on an event loop of this thread, as ours runs it;
 * ours: ``Orchestrator`` + stores + ``InProcessChatClient`` → the typed handler (validation, settings, system
   prompt; no JSON in between) → adapter → the same SDK.
 
 Both loops pay the same SDK and HTTP costs, so the difference is our overhead (ours runs the SDK's async
-client on the provider loop and hands text over to the caller's thread). Printed: milliseconds per model
-request and the ratio of total times, on the wall clock and in CPU time of this whole process (ours works
-in two threads, so the calling thread's CPU alone would flatter it). Target: at most 0.3 ms per request over
+client on the calling thread's own event loop). Printed: milliseconds per model request and the ratio of
+total times, on the wall clock and in CPU time of this whole process (any work of ours in another thread
+counts too). Target: at most 0.3 ms per request over
 the raw async SDK; the sync rows show what the async client itself costs over the sync one (ours uses it so
 that no request holds a thread while the model writes).
 
@@ -229,7 +229,7 @@ def our_loop(registry: ToolRegistry) -> None:
 
 
 def adapter_loop(registry: ToolRegistry) -> None:
-    """The provider layer alone (adapter, provider loop, stream assembly) under a hand loop of our types:
+    """The provider layer alone (adapter, the thread's event loop, stream assembly) under a hand loop of our types:
     separates its cost from the orchestrator's, stores' and handler's."""
     schemas = registry.to_tool_schemas()
     history = [ChatMessage(role="user", content="Count.")]

@@ -43,6 +43,8 @@ class RecordedRequest:
     """Stream events written so far (a ``[DONE]`` counts as one)."""
     event_times: list[float] = field(default_factory=list)
     """``time.perf_counter()`` right after each stream event was written (for latency benches)."""
+    client_port: int = 0
+    """The client's TCP port: requests with the same port came over one kept-alive connection."""
     closed_by_client: bool = False
     """The client closed the connection before the stream's end (a stopped run, a cancelled read)."""
     answered: threading.Event = field(default_factory=threading.Event)

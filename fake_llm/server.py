@@ -194,7 +194,9 @@ class FakeLLMServer:
                 return self.gemini, path.rsplit("/models/", 1)[1].removesuffix(method)
         return None, None
 
-    def _handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[Reply, RecordedRequest]:
+    def _handle(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, client_port: int = 0
+    ) -> tuple[Reply, RecordedRequest]:
         parts = urlsplit(target)
         script, model = self._script_for(parts.path)
         request = RecordedRequest(
@@ -205,6 +207,7 @@ class FakeLLMServer:
             body=body,
             endpoint=script.name if script else None,
             model=model,
+            client_port=client_port,
         )
         content_type = headers.get("content-type", "")
         if content_type.startswith("multipart/form-data"):
@@ -276,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
-        reply, request = self.fake._handle(self.command, self.path, headers, body)
+        reply, request = self.fake._handle(self.command, self.path, headers, body, self.client_address[1])
         try:
             self._answer(reply, request)
         finally:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.registry import ToolRegistry
-from agent_app.runs.manager import ThreadRunManager
+from agent_app.runs.manager import DEFAULT_MAX_RUNS, ThreadRunManager
 from agent_app.runs.models import Run
 from agent_app.runs.turn import Assistant, run_turn
 from agent_app.storage import SqliteStorage
@@ -23,10 +23,13 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str = "tim
         time.sleep(0.01)
 
 
-def manager_for(storage: SqliteStorage, registry: ToolRegistry) -> ThreadRunManager:
+def manager_for(
+    storage: SqliteStorage, registry: ToolRegistry, max_workers: int = DEFAULT_MAX_RUNS
+) -> ThreadRunManager:
     """A run manager whose runs are the page's real turn (assistant, in-process client, ``registry``)."""
     assistant = Assistant(InProcessChatClient(registry), registry)
-    return ThreadRunManager(storage, functools.partial(run_turn, storage, lambda: assistant), heartbeat_seconds=0.1)
+    job = functools.partial(run_turn, storage, lambda: assistant)
+    return ThreadRunManager(storage, job, max_workers=max_workers, heartbeat_seconds=0.1)
 
 
 def finished(manager: ThreadRunManager, run: Run, timeout: float) -> Run:

@@ -1,4 +1,4 @@
-"""The provider loop (threads' way to the async SDKs): deltas reach the caller in order and in its own thread,
+"""Threads' way to the async SDKs (a loop per thread): deltas reach the caller in order, in its own thread,
 before the answer; a cancel signal or a failing reader ends the request at once."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import pytest
 from agent_app.providers.provider_loop import (
     RequestCancelledError,
     TextSink,
-    provider_loop,
     run_streaming,
 )
 
@@ -31,10 +30,28 @@ def test_deltas_arrive_in_order_in_the_callers_thread_before_the_answer() -> Non
     assert seen == [(piece, threading.current_thread().name) for piece in "abc"]
 
 
-def test_the_loop_is_one_daemon_thread_shared_by_every_caller() -> None:
-    loop = provider_loop()
-    assert provider_loop() is loop and loop.is_running()
-    assert [t.daemon for t in threading.enumerate() if t.name == "provider-loop"] == [True]
+def test_each_thread_keeps_one_loop_for_its_requests_closed_when_the_thread_ends() -> None:
+    async def loop_of_request(sink: TextSink) -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    mine = run_streaming(loop_of_request)
+    assert run_streaming(loop_of_request) is mine and not mine.is_closed()
+    theirs: list[asyncio.AbstractEventLoop] = []
+    worker = threading.Thread(target=lambda: theirs.extend(run_streaming(loop_of_request) for _ in range(2)))
+    worker.start()
+    worker.join()
+    assert theirs[0] is theirs[1] and theirs[0] is not mine
+    assert theirs[0].is_closed()  # gone with its thread: SDK caches keyed by loop drop it
+    assert not mine.is_closed()
+
+
+def test_a_thread_running_an_event_loop_is_told_to_await_instead() -> None:
+    async def inside() -> None:
+        with pytest.raises(RuntimeError, match="achat"):
+            run_streaming(_three_pieces)
+
+    asyncio.run(inside())
+    assert run_streaming(_three_pieces) == "abc!"  # the thread's own loop is untouched
 
 
 def test_a_failure_of_the_request_reaches_the_caller_after_its_deltas() -> None:
@@ -86,3 +103,29 @@ def test_a_reader_that_raises_cancels_the_request() -> None:
     with pytest.raises(RuntimeError, match="reader failed"):
         run_streaming(endless, on_text=reader)
     assert closed.is_set()
+
+
+def test_a_request_stopped_before_it_starts_is_never_sent() -> None:
+    started: list[str] = []
+
+    async def request(sink: TextSink) -> str:
+        started.append("sent")
+        return "answer"
+
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(RequestCancelledError) as caught:
+        run_streaming(request, cancel=cancel)
+    assert caught.value.partial_text == "" and started == []
+
+
+def test_the_failure_of_the_reader_wins_over_what_the_request_became() -> None:
+    async def fails_after(sink: TextSink) -> str:
+        sink("x")
+        raise ValueError("provider broke as it was cancelled")
+
+    def reader(delta: str) -> None:
+        raise RuntimeError("reader failed")
+
+    with pytest.raises(RuntimeError, match="reader failed"):
+        run_streaming(fails_after, on_text=reader)

@@ -91,6 +91,21 @@ def test_a_run_answers_and_records_what_happened(storage: SqliteStorage, openai_
     ]
 
 
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_a_run_after_a_run_reuses_the_workers_connection_to_the_provider(
+    storage: SqliteStorage, request: pytest.FixtureRequest, provider: str
+) -> None:
+    """The worker keeps its event loop between runs, and with it the SDK client and its open connection: no
+    new connection (a TLS handshake, with a real provider) per run."""
+    llm: FakeLLMServer = request.getfixturevalue(f"{provider}_llm")
+    manager = manager_for(storage, ToolRegistry(), max_workers=1)
+    chat = new_chat(storage)
+    for question in ("First question", "Second question"):
+        assert finished(manager, ask(manager, chat, question), WAIT).state == "answered"
+    ports = [recorded.client_port for recorded in llm.requests]
+    assert len(ports) == 2 and ports[0] == ports[1] != 0
+
+
 def test_a_provider_failure_ends_the_run_in_error_keeping_the_question(
     storage: SqliteStorage, openai_llm: FakeLLMServer
 ) -> None:

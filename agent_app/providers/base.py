@@ -42,9 +42,9 @@ class ProviderAdapter(ABC):
 
     An adapter implements one coroutine, :meth:`stream`, which always streams, on its SDK's async client
     (one per event loop: an async client's connections belong to the loop that opened them). :meth:`chat` is
-    the blocking entry for threads, which runs it on the provider loop
-    (:mod:`agent_app.providers.provider_loop`); :meth:`achat` awaits it on the caller's own loop (the HTTP
-    route's), with no thread hop.
+    the blocking entry for threads, which runs it on the calling thread's own loop
+    (:mod:`agent_app.providers.provider_loop`); :meth:`achat` awaits it on the caller's running loop (the
+    HTTP route's).
     """
 
     name: str
@@ -73,8 +73,9 @@ class ProviderAdapter(ABC):
         on_text: TextSink | None = None,
         cancel: CancelSignal | None = None,
     ) -> ChatResponse:
-        """:meth:`stream` from a thread: ``on_text`` is called in this thread; when ``cancel`` is set the
-        provider's response is closed at once and :class:`RequestCancelledError` raised."""
+        """:meth:`stream` from a thread, on the thread's own event loop: ``on_text`` is called as text
+        arrives; when ``cancel`` is set the provider's response is closed at once and
+        :class:`~agent_app.providers.provider_loop.RequestCancelledError` raised."""
         return run_streaming(self._start(messages, system_prompt, tool_schemas), on_text=on_text, cancel=cancel)
 
     async def achat(

@@ -1,21 +1,22 @@
-"""The one event loop every model request runs on, and the two ways in: from a thread, or from another loop.
+"""Where a model request's coroutine runs: for a caller in a thread, on that thread's own event loop.
 
-Why: a streamed model answer is mostly waiting. On the SDKs' async clients hundreds of them cost one
-thread, where blocking calls would each hold one (and the HTTP route, in the server's shared worker pool,
-made the page and the media wait). The adapters' streaming code therefore exists once, as a coroutine, and
-runs here for callers in threads (the page, a run's executor), which block in :func:`run_streaming`; a caller
-that has a loop of its own (the HTTP route) awaits the coroutine there instead.
+Why: the adapters' streaming code exists once, as a coroutine on the SDKs' async clients (so the HTTP
+route can await hundreds of answers on one loop, no thread each). A caller in a thread (a run's executor
+worker, a test, a bench) blocks until its answer anyway, so :func:`run_streaming` runs the coroutine right
+there, on a loop the thread keeps for its life: text deltas reach ``on_text`` directly as they arrive, and
+the SDK client the adapter keeps per loop, with its open connections, serves the thread's next requests.
+(It used to be one shared loop thread, which saved no thread but cost about 0.4 ms per model request in
+thread hand-offs: ``bench/bench_provider_loop.py``.) A caller that has a loop of its own awaits the
+adapter's ``achat`` on it instead; :func:`run_streaming` refuses to nest inside a running loop.
 
-The coroutine reports each text delta to a sink as it arrives; :func:`run_streaming` hands the deltas on in
-the caller's own thread, in order and before the answer, so a slow ``on_text`` (a database write) never
-holds up the other streams. Stopping cancels the coroutine, which closes the provider's HTTP response
-(not read to the end).
+Stop: a timer on the same loop looks at the caller's cancel signal every :data:`CANCEL_POLL_SECONDS` and
+cancels the request, which closes the provider's HTTP response (not read to the end).
 """
 
 from __future__ import annotations
 
 import asyncio
-import queue
+import atexit
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeAlias, TypeVar
@@ -31,10 +32,7 @@ StreamStart: TypeAlias = Callable[[TextSink], Coroutine[Any, Any, T]]
 """Starts the streamed request, given where its text deltas go."""
 
 CANCEL_POLL_SECONDS = 0.02
-"""How often a waiting caller looks at its cancel signal: the longest a Stop waits to take effect."""
-
-CLOSE_WAIT_SECONDS = 2.0
-"""How long a stopped call waits for the cancelled request to close its connection."""
+"""How often a running request looks at its cancel signal: the longest a Stop waits to take effect."""
 
 
 class RequestCancelledError(Exception):
@@ -45,76 +43,122 @@ class RequestCancelledError(Exception):
         self.partial_text = partial_text
 
 
-_loop: asyncio.AbstractEventLoop | None = None
-_lock = threading.Lock()
-_END = object()
+class _ThreadLoop:
+    """One thread's event loop, closed when the thread ends (this holder goes with the thread's locals), so
+    SDKs that cache a client per loop can tell the entry is dead (google-genai drops closed loops')."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def __del__(self) -> None:
+        if not self.loop.is_running():
+            self.loop.close()
 
 
-def provider_loop() -> asyncio.AbstractEventLoop:
-    """The running provider loop, started in a daemon thread on first use."""
-    global _loop  # noqa: PLW0603 - one loop per process, created lazily
-    if _loop is not None:
-        return _loop
-    with _lock:
-        if _loop is None:
-            loop = asyncio.new_event_loop()
-            ready = threading.Event()
-
-            def run() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(ready.set)
-                loop.run_forever()
-
-            threading.Thread(target=run, name="provider-loop", daemon=True).start()
-            ready.wait()
-            _loop = loop
-    return _loop
+_local = threading.local()
+_SETTLE_ROUNDS = 10
+"""Rounds of :func:`settle_thread_loop`, two loop iterations each: the four nested stream readers an OpenAI
+answer leaves open close in eight."""
 
 
-def _discard(delta: str) -> None:
-    """The sink of a caller that does not show text as it arrives."""
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    holder: _ThreadLoop | None = getattr(_local, "holder", None)
+    if holder is None or holder.loop.is_closed():
+        holder = _local.holder = _ThreadLoop()
+    return holder.loop
+
+
+def settle_thread_loop() -> None:
+    """Let this thread's loop finish what its requests left queued: an SDK's async generator dropped unfinished
+    (OpenAI's stream readers, a cancelled stream) closes in a task of its own, which would otherwise wait for
+    the thread's next request, or be reported destroyed at exit. For a thread going idle (a run's worker
+    between runs), never mid-request."""
+    holder: _ThreadLoop | None = getattr(_local, "holder", None)
+    if holder is not None and not holder.loop.is_closed():
+        for _ in range(_SETTLE_ROUNDS):
+            holder.loop.run_until_complete(asyncio.sleep(0))
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """The main thread's loop (tests, benches, scripts) is closed cleanly before the interpreter goes: a task
+    still pending on it would be reported destroyed while logging is already gone."""
+    holder: _ThreadLoop | None = getattr(_local, "holder", None)
+    if holder is None or holder.loop.is_closed() or holder.loop.is_running():
+        return
+    settle_thread_loop()
+    holder.loop.run_until_complete(holder.loop.shutdown_asyncgens())
+    holder.loop.close()
+
+
+class _CancelWatch:
+    """Cancels ``task`` once ``cancel`` is set, looking at it now and every :data:`CANCEL_POLL_SECONDS`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], cancel: CancelSignal) -> None:
+        self._loop = loop
+        self._task = task
+        self._cancel = cancel
+        self._timer: asyncio.Handle = loop.call_soon(self._check)
+
+    def _check(self) -> None:
+        if self._cancel.is_set():
+            self._task.cancel()
+        else:
+            self._timer = self._loop.call_later(CANCEL_POLL_SECONDS, self._check)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+
+
+class _Reader:
+    """The sink a request writes its deltas to: keeps the text so far and hands each delta to ``on_text``; a
+    failing ``on_text`` is kept (never raised into the SDK's code) and cancels the request."""
+
+    def __init__(self, on_text: TextSink | None) -> None:
+        self.on_text = on_text
+        self.received: list[str] = []
+        self.failure: BaseException | None = None
+        self.task: asyncio.Task[Any] | None = None
+
+    def __call__(self, delta: str) -> None:
+        if self.failure is not None:
+            return
+        self.received.append(delta)
+        if self.on_text is not None:
+            try:
+                self.on_text(delta)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's frame by run_streaming
+                self.failure = exc
+                if self.task is not None:
+                    self.task.cancel()
 
 
 def run_streaming(start: StreamStart[T], *, on_text: TextSink | None = None, cancel: CancelSignal | None = None) -> T:
-    """Run ``start`` on the provider loop and wait for its answer, calling ``on_text`` in this thread with
-    each delta. When ``cancel`` is set the request is cancelled (its response closed) and
+    """Run ``start`` on this thread's loop and return its answer, calling ``on_text`` with each delta as it
+    arrives. When ``cancel`` is set the request is cancelled (its response closed) and
     :class:`RequestCancelledError` is raised with the text received so far; an exception of ``on_text`` also
-    cancels the request, then propagates."""
-    deltas: queue.SimpleQueue[object] = queue.SimpleQueue()
-
-    async def run() -> T:
-        try:
-            return await start(deltas.put)
-        finally:
-            deltas.put(_END)
-
-    future = asyncio.run_coroutine_threadsafe(run(), provider_loop())
-    received: list[str] = []
+    cancels the request, then propagates. Not for a thread already running an event loop (await the
+    coroutine there)."""
+    if asyncio._get_running_loop() is not None:
+        raise RuntimeError("run_streaming blocks its thread: on an event loop, await the adapter's achat instead")
+    if cancel is not None and cancel.is_set():
+        raise RequestCancelledError()
+    loop = _thread_loop()
+    reader = _Reader(on_text)
+    task = loop.create_task(start(reader))
+    reader.task = task
+    watch = _CancelWatch(loop, task, cancel) if cancel is not None else None
     try:
-        while True:
-            try:
-                item = deltas.get(timeout=CANCEL_POLL_SECONDS if cancel is not None else None)
-            except queue.Empty:
-                item = None
-            if cancel is not None and cancel.is_set():
-                raise RequestCancelledError("".join(received))
-            if item is _END:
-                return future.result()
-            if isinstance(item, str):
-                received.append(item)
-                if on_text is not None:
-                    on_text(item)
-    except BaseException:
-        if not future.done():
-            future.cancel()
-            _wait_for_end(deltas)
+        return loop.run_until_complete(task)
+    except BaseException as exc:
+        if reader.failure is not None:  # whatever the request became after on_text failed
+            raise reader.failure from None
+        if isinstance(exc, asyncio.CancelledError) and cancel is not None and cancel.is_set():
+            raise RequestCancelledError("".join(reader.received)) from None
         raise
-
-
-def _wait_for_end(deltas: queue.SimpleQueue[object]) -> None:
-    """Wait (bounded) until the cancelled coroutine has finished, its HTTP response closed."""
-    try:
-        while deltas.get(timeout=CLOSE_WAIT_SECONDS) is not _END:
-            pass
-    except queue.Empty:
-        pass
+    finally:
+        if watch is not None:
+            watch.stop()
+        if not task.done():  # the wait itself was interrupted (KeyboardInterrupt): end the request too
+            task.cancel()
+            loop.run_until_complete(asyncio.wait([task]))
