@@ -8,6 +8,7 @@ elsewhere; so does this one, and what a bench measures in its own process is the
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,12 +27,14 @@ class BaseURLs:
 
     openai_base_url: str
     gemini_base_url: str
+    pid: int
+    """The server process's id (a bench reads its CPU time)."""
 
 
 def _serve(ready: Connection, stop: EventType, setup: Setup) -> None:
     with FakeLLMServer() as server:
         setup(server)
-        ready.send(BaseURLs(server.openai_base_url, server.gemini_base_url))
+        ready.send(BaseURLs(server.openai_base_url, server.gemini_base_url, os.getpid()))
         stop.wait()
 
 
