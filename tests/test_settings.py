@@ -122,6 +122,23 @@ def test_toml_types_from_the_secrets_file_are_checked_too(tmp_path: Path) -> Non
     ]
 
 
+def test_a_secrets_file_written_while_the_process_runs_is_read_by_the_next_load(tmp_path: Path) -> None:
+    """A missing secrets file is looked for again on every load (only where to look is remembered), and
+    is read once it appears; in a fresh process, as Streamlit keeps what it has parsed."""
+    code = (
+        "from pathlib import Path\nfrom agent_app.settings import load_settings\n"
+        "before = load_settings().llm_model\nPath('.streamlit').mkdir()\n"
+        "Path('.streamlit/secrets.toml').write_text('LLM_MODEL = \"from-secrets\"\\n')\n"
+        "print(before, load_settings().llm_model)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LLM_MODEL": "from-env"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["from-env", "from-secrets"]
+
+
 def test_keys_are_not_in_the_repr(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("LLM_API_KEY", "TRANSCRIBE_API_KEY", "AGENT_API_TOKEN"):
         monkeypatch.setenv(name, f"secret-{name}")
