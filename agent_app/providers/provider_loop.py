@@ -5,9 +5,10 @@ route can await hundreds of answers on one loop, no thread each). A caller in a 
 worker, a test, a bench) blocks until its answer anyway, so :func:`run_streaming` runs the coroutine right
 there, on a loop the thread keeps for its life: text deltas reach ``on_text`` directly as they arrive, and
 the SDK client the adapter keeps per loop, with its open connections, serves the thread's next requests.
-(It used to be one shared loop thread, which saved no thread but cost about 0.4 ms per model request in
-thread hand-offs: ``bench/bench_provider_loop.py``.) A caller that has a loop of its own awaits the
-adapter's ``achat`` on it instead; :func:`run_streaming` refuses to nest inside a running loop.
+(It used to be one shared loop thread, which saved no thread but cost about 0.1 ms of CPU per model
+request in thread hand-offs, more on a busy machine's wall clock: ``bench/bench_provider_loop.py``.)
+A caller that has a loop of its own awaits the adapter's ``achat`` on it instead; :func:`run_streaming`
+refuses to nest inside a running loop.
 
 Stop: a timer on the same loop looks at the caller's cancel signal every :data:`CANCEL_POLL_SECONDS` and
 cancels the request, which closes the provider's HTTP response (not read to the end).
