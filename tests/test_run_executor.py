@@ -38,6 +38,7 @@ def test_a_job_after_a_job_runs_on_the_same_worker_and_event_loop() -> None:
     executor = BoundedExecutor(4)
     recorder = Recorder()
     first_thread, first_loop = recorder.run_once(executor)
+    wait_until(lambda: executor.idle == 1, WAIT, "the worker never went idle")
     second_thread, second_loop = recorder.run_once(executor)
     assert second_thread is first_thread and second_loop is first_loop and not first_loop.is_closed()
     assert first_thread.daemon and executor.workers == 1
@@ -63,7 +64,7 @@ def test_idle_workers_are_kept_and_reused_never_more_than_the_bound() -> None:
     assert executor.workers == 2 and {thread for thread, _ in recorder.runs} <= set(threads)
 
 
-def test_jobs_past_the_bound_wait_and_start_in_order() -> None:
+def test_jobs_past_the_bound_wait_until_a_worker_is_free() -> None:
     executor = BoundedExecutor(2)
     release = threading.Event()
     started: list[int] = []
@@ -88,7 +89,23 @@ def test_jobs_past_the_bound_wait_and_start_in_order() -> None:
     assert sorted(started) == [0, 1] and executor.waiting == 4
     release.set()
     wait_until(lambda: len(started) == 6 and running == 0, WAIT, "the waiting jobs never ran")
-    assert started[2:] == [2, 3, 4, 5] and most == 2 and executor.workers == 2
+    assert sorted(started) == list(range(6)) and most == 2 and executor.workers == 2
+
+
+def test_one_worker_runs_waiting_jobs_in_the_order_they_came() -> None:
+    executor = BoundedExecutor(1)
+    release = threading.Event()
+    order: list[int] = []
+
+    def first() -> None:
+        release.wait(WAIT)
+
+    executor.submit(first)
+    for index in range(5):
+        executor.submit(lambda index=index: order.append(index))  # type: ignore[misc]
+    release.set()
+    wait_until(lambda: len(order) == 5, WAIT, "the waiting jobs never ran")
+    assert order == [0, 1, 2, 3, 4]
 
 
 def test_a_job_that_raises_leaves_its_worker_serving_the_next_job() -> None:

@@ -66,6 +66,12 @@ class BoundedExecutor:
         with self._ready:
             return self._workers
 
+    @property
+    def idle(self) -> int:
+        """Threads waiting for a job."""
+        with self._ready:
+            return self._idle
+
     def _work(self) -> None:
         while True:
             job = self._next_job()
