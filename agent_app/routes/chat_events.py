@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.responses import Response
@@ -42,9 +42,13 @@ def wants_event_stream(headers: Mapping[str, str]) -> bool:
     return EVENT_STREAM in headers.get("accept", "").lower()
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""One encoder for every event (``json.dumps`` with options builds a new one per call)."""
+
+
 def sse_event(name: str, data: Any) -> bytes:
     """One event: its name and its data as a single line of JSON."""
-    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+    return f"event: {name}\ndata: {_JSON.encode(data)}\n\n".encode()
 
 
 def wire_event(name: str, model: WireModel) -> bytes:
@@ -83,58 +87,53 @@ async def event_stream(
             task.result()
         except ChatError as exc:
             return on_error(exc)
-
-    async def events() -> AsyncGenerator[bytes, None]:
-        try:
-            chunk: list[bytes] = []
-            delta = first
-            while delta is not None:
-                texts, ended = _ready(deltas, delta)
-                chunk = [sse_event("text", {"delta": text}) for text in texts]
-                if ended:
-                    break
-                yield b"".join(chunk)
-                chunk = []
-                delta = await deltas.get()
-            yield b"".join([*chunk, *_closing_events(task)])
-        finally:
-            task.cancel()
-
-    return EventStreamResponse(events(), on_disconnect=task.cancel)
+    return EventStreamResponse(task, deltas, first)
 
 
 class EventStreamResponse(Response):
-    """``events`` as a ``text/event-stream`` body; ``on_disconnect`` is called when the client goes away.
+    """The answer of ``task`` as a ``text/event-stream`` body: each text delta of ``deltas`` (``None`` once
+    the task is over), then the closing events; the client going away cancels ``task``.
 
-    Why not Starlette's ``StreamingResponse``: it watches for the disconnect with an anyio task group of two
-    tasks per response, about a third of what the route adds to a request (``bench_streaming`` section 3);
-    one plain task does it here. A cancelled provider request ends ``events`` normally (no error event)."""
+    Why not Starlette's ``StreamingResponse`` over a generator: it watches for the disconnect with an anyio
+    task group of two tasks per response, and every chunk, the empty last one too, passes the server's
+    middleware once more; here one plain task watches, and the closing events go out with the last chunk.
+    A cancelled provider request ends the body without an error event."""
 
     media_type = EVENT_STREAM
 
-    def __init__(self, events: AsyncGenerator[bytes, None], on_disconnect: Callable[[], object]) -> None:
+    def __init__(self, task: asyncio.Task[ChatResponse], deltas: asyncio.Queue[str | None], first: str | None) -> None:
         self.status_code = 200
         self.background = None
         self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})  # no body: no Content-Length
-        self._events = events
-        self._on_disconnect = on_disconnect
+        self._task = task
+        self._deltas = deltas
+        self._first = first
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         watcher = asyncio.create_task(self._watch(receive))
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            async for chunk in self._events:
+            chunk = b""
+            delta = self._first
+            while delta is not None:
+                texts, ended = _ready(self._deltas, delta)
+                chunk = b"".join([sse_event("text", {"delta": text}) for text in texts])
+                if ended:
+                    break
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                chunk = b""
+                delta = await self._deltas.get()
+            closing = b"".join(_closing_events(self._task))
+            await send({"type": "http.response.body", "body": chunk + closing, "more_body": False})
         finally:
             watcher.cancel()
-            await self._events.aclose()  # its own clean-up (the provider request cancelled) runs now
+            self._task.cancel()  # the provider request stops when the response does, however it ends
 
     async def _watch(self, receive: Receive) -> None:
         """The request body was read already, so the next message is the disconnect."""
         while (await receive())["type"] != "http.disconnect":
             pass
-        self._on_disconnect()
+        self._task.cancel()
 
 
 def _ready(deltas: asyncio.Queue[str | None], first: str) -> tuple[list[str], bool]:
