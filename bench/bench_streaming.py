@@ -240,8 +240,8 @@ class Round:
 
 def concurrency() -> None:
     with model_process(MODEL_LATENCY) as model:
-        rounds = measure_concurrency(model)
-    print(f"\n2. {CONCURRENT} concurrent chats, model latency {MODEL_LATENCY:.1f} s, {len(rounds)} runs")
+        rounds, stack = measure_concurrency(model)
+    print(f"\n2. {CONCURRENT} concurrent chats, latency {MODEL_LATENCY:.1f} s, {len(rounds)} runs, server on {stack}")
     print("       ------------ wall (s) ------------  ------------- CPU per chat (ms) -------------")
     print("run     raw SDK   route  done  ratio   raw SDK  server  client   model   extra")
     extras = [r.server_cpu_ms - r.raw_cpu_ms for r in rounds]
@@ -278,7 +278,17 @@ def route_env(base_url: str) -> dict[str, str]:
     }
 
 
-def measure_concurrency(model: BaseURLs) -> list[Round]:
+def server_stack(pid: int) -> str:
+    """Which event loop and HTTP parser the server process loaded (uvicorn picks uvloop and httptools when
+    they are installed), from its memory map."""
+    with open(f"/proc/{pid}/maps", encoding="ascii", errors="replace") as maps:
+        loaded = maps.read()
+    loop = "uvloop" if "/uvloop/" in loaded else "asyncio"
+    parser = "httptools" if "/httptools/" in loaded else "h11"
+    return f"{loop} + {parser}"
+
+
+def measure_concurrency(model: BaseURLs) -> tuple[list[Round], str]:
     """Three rounds of: the raw async SDK straight to the model, then the route, 100 chats at once each."""
     base_url = model.openai_base_url
     env = route_env(base_url)
@@ -288,6 +298,7 @@ def measure_concurrency(model: BaseURLs) -> list[Round]:
         with run_streamlit(env, Path(tmp)) as app:
             url = f"{app.base_url}/api/agent/chat"
             asyncio.run(route_concurrent(url))  # warm: the first request imports the SDK
+            stack = server_stack(app.process.pid)
             rounds = []
             for _ in range(3):
                 mine = cpu_seconds(me)
@@ -299,7 +310,7 @@ def measure_concurrency(model: BaseURLs) -> list[Round]:
                 model_cpu = cpu_seconds(model.pid) - model_cpu
                 cpu_ms = (raw_cpu, server_cpu, client_cpu, model_cpu)
                 rounds.append(Round(raw_wall, route_wall, done, *(cpu * 1000 / CONCURRENT for cpu in cpu_ms)))
-    return rounds
+    return rounds, stack
 
 
 SSE_BODY = json.dumps(HELLO.to_wire()).encode()
