@@ -108,35 +108,43 @@ def fit_history(window: ContextWindow, messages: Sequence[ChatMessage], scale: f
     """``messages`` shrunk until their estimate, times ``scale`` (default: learnt from the history's usage),
     fits ``window``'s budget together with its system prompt and tools. Raises :class:`ContextTooLargeError`
     when even the latest turn's must-sends do not fit."""
-    budget, context = window.budget, window.context
+    budget = window.budget
     factor = usage_scale(messages) if scale is None else scale
     tokens = [message_tokens(message) for message in messages]
     fixed = window.fixed_tokens
     plan = _Plan(messages, tokens, fixed + sum(tokens), budget.input_tokens / factor)
-    latest_user = _latest_user(messages)
     if not plan.fits():
-        calls = _calls_by_id(messages)
-        _stub_results(plan, range(latest_user), calls, context)
-        _drop_oldest_turns(plan, latest_user)
-        last_round = _last_round_start(messages)
-        _stub_results(plan, range(latest_user + 1, last_round), calls, context)
-        _stub_results(plan, range(max(last_round, latest_user + 1), len(messages)), calls, context, TOO_LARGE_PREFIX)
-        if not plan.fits():
-            raise ContextTooLargeError(_too_large(plan, fixed, factor, budget, latest_user))
-    stubbed = plan.stubbed
-    sent = [stubbed.get(index, message) for index, message in enumerate(messages) if _is_sent(plan, index)]
-    first = next((message.id for message in messages[plan.start :] if message.role != "system"), None)
-    left_out = sum(1 for message in messages[: plan.start] if message.role != "system")
+        _shrink(plan, fixed, factor, window)
+    start, stubbed = plan.start, plan.stubbed
+    sent = list(messages)  # the usual case: all of it fits as it is
+    if start or stubbed:
+        sent = [stubbed.get(index, message) for index, message in enumerate(messages) if _is_sent(plan, index)]
+    left_out = sum(1 for message in messages[:start] if message.role != "system")
+    first = next((message.id for message in messages[start:] if message.role != "system"), None) if left_out else None
     report = ContextReport(
         window_tokens=budget.window_tokens,
         budget_tokens=budget.input_tokens,
         estimated_tokens=round(plan.total * factor),
         scale=factor,
         left_out_messages=left_out,
-        first_sent_id=first if left_out else None,
-        stubbed_results=sum(1 for index in stubbed if index >= plan.start),
+        first_sent_id=first,
+        stubbed_results=sum(1 for index in stubbed if index >= start),
     )
     return FittedHistory(sent, report)
+
+
+def _shrink(plan: _Plan, fixed: float, factor: float, window: ContextWindow) -> None:
+    """Stubs and left-out turns, in the module's order, until ``plan`` fits; else :class:`ContextTooLargeError`."""
+    messages, context = plan.messages, window.context
+    latest_user = _latest_user(messages)
+    calls = _calls_by_id(messages)
+    _stub_results(plan, range(latest_user), calls, context)
+    _drop_oldest_turns(plan, latest_user)
+    last_round = _last_round_start(messages)
+    _stub_results(plan, range(latest_user + 1, last_round), calls, context)
+    _stub_results(plan, range(max(last_round, latest_user + 1), len(messages)), calls, context, TOO_LARGE_PREFIX)
+    if not plan.fits():
+        raise ContextTooLargeError(_too_large(plan, fixed, factor, window.budget, latest_user))
 
 
 def retry_budget(budget: ContextBudget, report: ContextReport, refusal: str) -> tuple[ContextBudget, float]:

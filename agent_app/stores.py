@@ -164,11 +164,12 @@ class ChatStore:
         self._persistence = persistence
 
     def _raw_messages(self) -> dict[str, str]:
-        """The stored history: message id -> JSON, in insertion order (ids are unique by construction)."""
+        """The stored history: message id -> JSON, in insertion order (ids are unique by construction). Read
+        only: every change stores a new dict, so a reader in another thread never sees one change under it."""
         value = self._state.get(self._messages_key, {})
         if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
             raise TypeError(f"Session state {self._messages_key!r} does not hold a chat history written by ChatStore")
-        return dict(value)
+        return value
 
 
 class AgentStore:

@@ -9,8 +9,8 @@ wire dictionary.
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,8 +32,9 @@ MediaKind: TypeAlias = Literal["video", "audio"]
 
 
 def new_id() -> str:
-    """A fresh opaque identifier (32 hex characters, safe in URLs, file names and provider ids)."""
-    return uuid.uuid4().hex
+    """A fresh opaque identifier (32 hex characters, safe in URLs, file names and provider ids): 128 random
+    bits, without building a ``UUID`` object (every message and tool call takes one)."""
+    return os.urandom(16).hex()
 
 
 def now_ms() -> int:
@@ -198,7 +199,7 @@ def history_call_ids(messages: Iterable[ChatMessage]) -> set[str]:
 def synthesize_call_id() -> str:
     """A unique tool-call id for providers that send none: ``call_`` + 32 hex (37 characters of
     ``[A-Za-z0-9_]``, within every provider's id rules)."""
-    return f"call_{uuid.uuid4().hex}"
+    return f"call_{new_id()}"
 
 
 class ChatRequest(WireModel):
