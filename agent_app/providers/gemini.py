@@ -40,7 +40,7 @@ from google.genai import types as gt
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
-from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, request_config
+from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, request_config, stored_content
 from agent_app.providers.gemini_stream import ResponseAssembler, token_usage
 from agent_app.providers.provider_loop import TextSink
 from agent_app.types import (
@@ -118,7 +118,7 @@ def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | Non
     # Replayed as the model's turn: a response without a role (proxies drop it) would be sent back role-less,
     # and Gemini refuses a multi-turn request with a content that has no valid role.
     content.role = "model"
-    stored = {"content": content.model_dump(mode="json", exclude_none=True), "callIds": call_ids}
+    stored = {"content": stored_content(content), "callIds": call_ids}
     text = "".join(texts)
     if candidate.finish_reason == gt.FinishReason.MAX_TOKENS and text.strip():
         text += CUT_OFF_NOTE

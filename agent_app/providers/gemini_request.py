@@ -10,6 +10,8 @@ callable turns on the SDK's own tool loop, which would run tools behind the orch
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, assert_never
 
@@ -63,7 +65,7 @@ def request_config(instruction: str, tool_schemas: Sequence[ToolSchema]) -> gt.G
 
 @functools.lru_cache(maxsize=64)
 def _config(instruction: str, schemas_json: tuple[str, ...]) -> gt.GenerateContentConfig:
-    """Built once per prompt and tool set (a tool loop sends the same ones every request; see :func:`_content`
+    """Built once per prompt and tool set (a tool loop sends the same ones every request; see :class:`_Contents`
     for why google-genai's models are worth building once)."""
     declarations = [tool_schema_to_gemini(ToolSchema.model_validate_json(text)) for text in schemas_json]
     return gt.GenerateContentConfig(
@@ -76,18 +78,51 @@ def _config(instruction: str, schemas_json: tuple[str, ...]) -> gt.GenerateConte
 Json = dict[str, Any]
 
 
-@functools.lru_cache(maxsize=2048)
-def _content(content_json: bytes) -> gt.Content:
-    """One validated ``Content`` per distinct JSON text. Why a cache: google-genai validates every model it
-    builds (a dozen per turn, 10-60 µs each), and a tool loop resends the whole history on every request;
-    ``bench/bench_provider_loop.py`` misses its 0.3 ms target without it. The SDK only reads the objects.
-    2048 entries hold a long conversation's whole fitted history: with 128 every request of a 1,000-message
-    conversation missed them all in turn (``bench/bench_context_window.py``)."""
-    return gt.Content.model_validate_json(content_json)
+class _Contents:
+    """Validated ``Content`` objects by their JSON text, the :data:`CACHED_CONTENTS` last used kept. Why: google-
+    genai validates every model it builds (a dozen per turn, 10-60 µs each), and a tool loop resends the whole
+    history on every request; ``bench/bench_provider_loop.py`` misses its 0.3 ms target without it. The
+    answer's own ``Content`` goes in with the JSON it is stored as (:func:`stored_content`), so the next request
+    finds the model's turn without validating it again. The SDK only reads the objects."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[bytes, gt.Content] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes) -> gt.Content:
+        with self._lock:
+            content = self._items.get(key)
+            if content is not None:
+                self._items.move_to_end(key)
+                return content
+        content = gt.Content.model_validate_json(key)
+        self.put(key, content)
+        return content
+
+    def put(self, key: bytes, content: gt.Content) -> None:
+        with self._lock:
+            self._items[key] = content
+            self._items.move_to_end(key)
+            if len(self._items) > CACHED_CONTENTS:
+                self._items.popitem(last=False)
+
+
+CACHED_CONTENTS = 2048
+"""Holds a long conversation's whole fitted history: with 128 every request of a 1,000-message conversation
+missed them all in turn (``bench/bench_context_window.py``)."""
+
+_contents = _Contents()
 
 
 def _validated(content: Json) -> gt.Content:
-    return _content(to_json(content))
+    return _contents.get(to_json(content))
+
+
+def stored_content(content: gt.Content) -> Json:
+    """The model's turn as stored in ``provider_metadata`` (JSON), remembered for the next request's replay."""
+    data = content.model_dump(mode="json", exclude_none=True)
+    _contents.put(to_json(data), content)
+    return data
 
 
 def _stored_turn(message: ChatMessage) -> tuple[gt.Content, dict[str, str | None]] | None:
