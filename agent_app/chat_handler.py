@@ -177,13 +177,12 @@ async def handle_chat_async(
     request: ChatRequest,
     *,
     settings: Settings | None = None,
-    tool_schemas: Sequence[ToolSchema] | None = None,
     on_text: TextSink | None = None,
 ) -> ChatResponse:
     """:func:`handle_chat` for a caller on an event loop (the HTTP route): the provider call is awaited, no
     thread is held; ``on_text`` is called on the caller's loop; cancelling the task closes the provider's
     response."""
-    call, fitted = _prepare(request, ChatSetup(settings, tool_schemas))
+    call, fitted = _prepare(request, ChatSetup(settings))
 
     async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return await call.adapter.achat(

@@ -1,12 +1,12 @@
 """Streamed answers: how soon the first text reaches the reader, and how many slow chats the route carries.
 
-Two measurements, each against a baseline taken in the same run:
+Three measurements, each against a baseline taken in the same run:
 
 1. First text. The fake LLM server (127.0.0.1) streams an answer; the time from the server writing the first
    text event to that text reaching the reader. Baseline: the raw SDK's own stream (``openai`` sync client,
    ``google-genai`` sync client), the first content chunk its iterator yields. Ours: the typed handler
-   (``handle_chat``, what the page's and a run's client call) with ``on_text``: the provider loop, the async
-   SDK, the stream assembler and the hand-over to the caller's thread. Target: at most 20 ms more.
+   (``handle_chat``, what the page's and a run's client call) with ``on_text``: the calling thread's event
+   loop, the async SDK and the stream assembler. Target: at most 20 ms more.
 2. Concurrency. 100 chats at once, streamed as Server-Sent Events through ``POST /api/agent/chat`` of a real
    ``streamlit run app.py``, against a model that takes 1 s before its first byte. Baseline: the same 100
    streamed requests straight to the fake model with the async SDK (the floor: 1 s plus the fake's own cost;
@@ -64,6 +64,8 @@ CONCURRENT = 100
 MODEL_LATENCY = 1.0
 ANSWER = "The interview starts with a question about the harbour, then the answer goes on for a while."
 HELLO = ChatRequest(messages=[ChatMessage(role="user", content="Hello")])
+SSE_BODY = json.dumps(HELLO.to_wire()).encode()
+"""The body of a chat request asking Hello, as the route reads it."""
 
 
 def first_text_delay(request: RecordedRequest, seen_at: float, first_text_event: int) -> float:
@@ -171,7 +173,7 @@ async def raw_concurrent(base_url: str) -> float:
 def chat_request(url: str) -> bytes:
     """The bytes of one streamed chat request to ``url`` (HTTP/1.1, the connection kept open)."""
     parts = urlsplit(url)
-    body = json.dumps(HELLO.to_wire()).encode()
+    body = SSE_BODY
     head = (
         f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: text/event-stream\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -313,7 +315,6 @@ def measure_concurrency(model: BaseURLs) -> tuple[list[Round], str]:
     return rounds, stack
 
 
-SSE_BODY = json.dumps(HELLO.to_wire()).encode()
 SSE_SCOPE: dict[str, Any] = {
     "type": "http",
     "asgi": {"version": "3.0", "spec_version": "2.3"},

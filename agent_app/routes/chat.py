@@ -20,8 +20,9 @@ The route never answers 500:
 The 200 body also carries ``usage`` (``{inputTokens, outputTokens}``) when the provider counted tokens. With
 ``Accept: text/event-stream`` the answer streams as Server-Sent Events (:mod:`agent_app.routes.chat_events`).
 
-No request holds a thread while the model answers: the handler awaits the provider loop (the SDKs' async
-clients), so the server's shared worker pool stays free for the page, its static files and the media.
+No request holds a thread while the model answers: the handler is awaited on the server's own event loop
+(the SDKs' async clients), so the server's shared worker pool stays free for the page, its static files and
+the media.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 async def chat_endpoint(request: Request) -> Response:
     """``POST /api/agent/chat`` over HTTP: access check, bounded body read, parsing, a free slot (else 503 at
-    once), then the typed handler awaited on the provider loop, answered as JSON or as events."""
+    once), then the typed handler awaited on the server's event loop, answered as JSON or as events."""
     try:
         settings = load_settings()  # once per request
         denied = authorize(request.headers, request.client.host if request.client else None, settings)
