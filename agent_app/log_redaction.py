@@ -11,7 +11,6 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
@@ -56,10 +55,9 @@ def _spellings(secret: str) -> list[str]:
     return list(dict.fromkeys((secret, quote(secret, safe=""), json.dumps(secret)[1:-1], repr(secret)[1:-1])))
 
 
-def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
-    """``text`` without the configured secrets, ``extra_secrets`` and key-like strings."""
-    secrets = sorted({*configured_secrets(), *(s for s in extra_secrets if s)}, key=len, reverse=True)
-    for secret in secrets:
+def redact(text: str) -> str:
+    """``text`` without the configured secrets and key-like strings."""
+    for secret in configured_secrets():
         for spelling in _spellings(secret):
             text = text.replace(spelling, REDACTED)
     return KEY_LIKE.sub(REDACTED, text)

@@ -63,11 +63,6 @@ class RunControl:
     def should_stop(self) -> bool:
         return self._stop.is_set()
 
-    @property
-    def stop_event(self) -> threading.Event:
-        """Set when Stop is pressed: a blocking wait can ``wait()`` on it instead of polling."""
-        return self._stop
-
     def emit(self, kind: EventKind, data: dict[str, Any]) -> None:
         """Record an event; a failed write (a busy database) is logged and the run goes on."""
         try:

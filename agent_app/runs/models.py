@@ -8,7 +8,7 @@ interrupted), and the numbered events its orchestrator wrote as it went.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, TypeAlias
 
 from pydantic import Field
 
@@ -20,8 +20,6 @@ RunState: TypeAlias = Literal["queued", "running", "answered", "error", "stopped
 
 ACTIVE_STATES: tuple[RunState, ...] = ("queued", "running")
 """States of a run that is not over; storage allows one such run per conversation."""
-
-RUN_STATES: tuple[RunState, ...] = get_args(RunState)
 
 EventKind: TypeAlias = Literal["status", "message", "tool_progress", "text", "usage", "end"]
 """What a run event says:

@@ -41,9 +41,6 @@ class SqliteRunStore:
     def __init__(self, db: SqliteDatabase) -> None:
         self._db = db
 
-    def _read(self) -> sqlite3.Connection:
-        return self._db.connection()
-
     def create_run(
         self,
         conversation_id: str,
@@ -96,12 +93,12 @@ class SqliteRunStore:
         )
 
     def get_run(self, run_id: str) -> Run | None:
-        row = self._read().execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = self._db.connection().execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         return _run_of(row) if row else None
 
     def active_run(self, conversation_id: str) -> Run | None:
         row = (
-            self._read().execute(
+            self._db.connection().execute(
                 "SELECT * FROM runs WHERE conversation_id = ? AND state IN ('queued', 'running')", (conversation_id,)
             )
         ).fetchone()
@@ -120,7 +117,7 @@ class SqliteRunStore:
 
     def latest_run(self, conversation_id: str) -> Run | None:
         row = (
-            self._read()
+            self._db.connection()
             .execute(
                 "SELECT * FROM runs WHERE conversation_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
                 (conversation_id,),
@@ -148,7 +145,7 @@ class SqliteRunStore:
 
     def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
         rows = (
-            self._read()
+            self._db.connection()
             .execute("SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq", (run_id, after_seq))
             .fetchall()
         )
@@ -163,7 +160,7 @@ class SqliteRunStore:
 
     def stop_requested(self, owner: str) -> list[str]:
         rows = (
-            self._read()
+            self._db.connection()
             .execute(
                 "SELECT id FROM runs WHERE owner = ? AND state IN ('queued', 'running') AND stop_requested = 1",
                 (owner,),

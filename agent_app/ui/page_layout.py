@@ -13,10 +13,10 @@ import streamlit as st
 
 from agent_app.llm_config import llm_status
 from agent_app.media import saved_transcript
-from agent_app.plugins import ToolConfigurationError
+from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
 from agent_app.registry import ToolRegistry
 from agent_app.settings import Settings, load_settings
-from agent_app.storage import ProjectMediaLibrary, StorageError
+from agent_app.storage import ProjectMediaLibrary, StorageError, open_storage
 from agent_app.stores import SessionState
 from agent_app.types import AgentContext, ToolEnvironment
 from agent_app.ui import player, sidebar
@@ -25,7 +25,7 @@ from agent_app.ui.conversation_list import render_conversations
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_COLUMN_KEY, apply_layout
 from agent_app.ui.library_panel import render_media_library
-from agent_app.ui.resources import get_registry, get_run_manager, get_storage
+from agent_app.ui.resources import get_run_manager
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.transcript_panel import render_transcript_panel
 from agent_app.usage_cost import model_prices
@@ -87,7 +87,7 @@ def write_url(workspace: Workspace, state: SessionState) -> None:
 
 def _registry(settings: Settings) -> tuple[ToolRegistry, str | None]:
     try:
-        return get_registry(settings), None
+        return enabled_tool_registry(settings.enabled_tools), None
     except ToolConfigurationError as exc:
         return ToolRegistry(), str(exc)
 
@@ -99,7 +99,7 @@ def render_page() -> None:
     state = st.session_state
     settings = load_settings()  # once per run: every part of the page sees the same settings
     try:
-        storage = get_storage(settings)
+        storage = open_storage(settings)
     except (StorageError, OSError) as exc:
         st.error(
             f"The data directory `{settings.data_dir}` cannot be used (setting AGENT_DATA_DIR): {exc}",

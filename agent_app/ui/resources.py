@@ -20,22 +20,12 @@ from agent_app.settings import Settings, load_settings
 from agent_app.storage import Storage, open_storage
 
 
-def get_storage(settings: Settings) -> Storage:
-    """The storage under ``AGENT_DATA_DIR`` (one instance per directory, shared by sessions)."""
-    return open_storage(settings)
-
-
-def get_registry(settings: Settings) -> ToolRegistry:
-    """The enabled tools; raises ``ToolConfigurationError`` naming a misconfigured plugin."""
-    return enabled_tool_registry(settings.enabled_tools)
-
-
 def current_assistant() -> Assistant:
     """What a starting run works with: the settings now, the route handler called in-process, offering the
     enabled tools (none when they are misconfigured: the sidebar says why, and the model can still answer)."""
     settings = load_settings()
     try:
-        registry = get_registry(settings)
+        registry = enabled_tool_registry(settings.enabled_tools)
     except ToolConfigurationError:
         registry = ToolRegistry()
     return Assistant(InProcessChatClient(registry, settings), registry)
@@ -47,7 +37,7 @@ _managers_lock = threading.Lock()
 
 def get_run_manager(settings: Settings) -> RunManager:
     """The runs of the storage the settings name (one manager per storage, shared by sessions)."""
-    storage = get_storage(settings)
+    storage = open_storage(settings)
     with _managers_lock:
         manager = _managers.get(storage)
         if manager is None:
