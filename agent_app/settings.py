@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 
 class SettingsError(ValueError):
@@ -42,10 +43,9 @@ def _json_table(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-class ModelPrice(BaseModel):
+@pydantic_dataclass(frozen=True, config=ConfigDict(allow_inf_nan=False))
+class Prices:
     """What a model costs, in US dollars per million tokens in and out."""
-
-    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
@@ -79,7 +79,7 @@ class Settings(BaseModel):
     llm_max_output_tokens: Whole | None = Field(
         None, alias="LLM_MAX_OUTPUT_TOKENS", gt=0, description="a positive whole number of tokens"
     )
-    llm_prices: Annotated[dict[str, ModelPrice] | None, BeforeValidator(_json_table)] = Field(
+    llm_prices: Annotated[dict[str, Prices] | None, BeforeValidator(_json_table)] = Field(
         None,
         alias="LLM_PRICES",
         description="a table of model names to {input, output} US dollars per million tokens",

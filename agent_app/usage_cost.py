@@ -6,18 +6,9 @@ requests (a tool loop), so answers and conversations are sums.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from agent_app.settings import Settings
+from agent_app.settings import Prices, Settings
 from agent_app.types import ChatMessage, TokenUsage
-
-
-@dataclass(frozen=True)
-class Prices:
-    """US dollars per million tokens in and out."""
-
-    input: float
-    output: float
 
 
 def total_usage(messages: Iterable[ChatMessage]) -> TokenUsage | None:
@@ -34,8 +25,7 @@ def total_usage(messages: Iterable[ChatMessage]) -> TokenUsage | None:
 def model_prices(settings: Settings) -> Prices | None:
     """The prices ``LLM_PRICES`` gives the configured ``LLM_MODEL``; ``None`` when it lists none (or is
     unusable: a price is a convenience, the captions then show tokens only)."""
-    price = (settings.llm_prices or {}).get(settings.llm_model or "")
-    return Prices(input=price.input, output=price.output) if price is not None else None
+    return (settings.llm_prices or {}).get(settings.llm_model or "")
 
 
 def estimated_cost(usage: TokenUsage, prices: Prices) -> float:

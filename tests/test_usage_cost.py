@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from agent_app.settings import Settings, load_settings
+from agent_app.settings import Prices, Settings, load_settings
 from agent_app.types import ChatMessage, TokenUsage
-from agent_app.usage_cost import Prices, model_prices, total_usage, usage_text
+from agent_app.usage_cost import model_prices, total_usage, usage_text
 
 
 def test_usage_sums_only_the_messages_that_carry_one() -> None:

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from agent_app.settings import Prices
 from agent_app.stores import SessionState
 from agent_app.types import ChatMessage, ToolResult
 from agent_app.ui.context_status import latest_context_report, render_context_status, render_cut_marker
 from agent_app.ui.markdown_text import chat_markdown, typed_markdown
 from agent_app.ui.message_actions import TurnActions, is_editing, render_actions, render_editor
 from agent_app.ui.tool_cards import render_tool_card
-from agent_app.usage_cost import Prices, total_usage, usage_text
+from agent_app.usage_cost import total_usage, usage_text
 
 PAGE_SIZE = 40
 _WINDOW_KEY = "chat.window"

@@ -24,6 +24,7 @@ from agent_app.runs.manager import RunManager
 from agent_app.runs.models import Run, RunBusyError
 from agent_app.runs.recovery import is_unanswered
 from agent_app.runs.view import RunView
+from agent_app.settings import Prices
 from agent_app.storage import StorageError
 from agent_app.storage.names import title_from
 from agent_app.stores import SessionState
@@ -37,7 +38,6 @@ from agent_app.ui.live_status import cut_text, render_cut_text, render_live_run
 from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
 from agent_app.ui.session_workspace import Workspace
-from agent_app.usage_cost import Prices
 
 PROMPT_KEY = "chat_prompt"
 NO_MODEL_PLACEHOLDER = "Set up a model to chat: see Assistant in the sidebar"
