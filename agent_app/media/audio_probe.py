@@ -32,9 +32,6 @@ class MediaInfo:
     """The media's duration (container, else audio stream), ``None`` when the file does not say."""
     audio_duration_ms: int | None
     """The audio stream's declared duration, when known."""
-    sample_rate: int
-    channels: int
-    codec: str
     stream_index: int = 0
     """Which of the file's audio streams (0-based among audio streams) is transcribed."""
     origin_s: float = 0.0
@@ -65,7 +62,7 @@ def ffmpeg_reason(exc: av.error.FFmpegError) -> str:
     return str(getattr(exc, "strerror", None) or type(exc).__name__)
 
 
-def media_info(container: av.container.InputContainer, path: Path | None = None) -> MediaInfo:
+def media_info(container: av.container.InputContainer, path: Path) -> MediaInfo:
     """The audio facts of an open file; raises when it has no readable streams or no audio at all."""
     if not container.streams:
         # An MP4 whose index (moov) was never written or got cut off opens with no streams at all.
@@ -75,7 +72,7 @@ def media_info(container: av.container.InputContainer, path: Path | None = None)
     index = choose_audio_stream(container)
     stream = container.streams.audio[index]
     audio_s = seconds(stream.duration, stream.time_base)
-    if path is not None and (container.format.name or "") == "wav":
+    if (container.format.name or "") == "wav":
         audio_s = wav_declared_s(path, stream) or audio_s
     container_s = container.duration / av.time_base if container.duration is not None else None
     start_s = container.start_time / av.time_base if container.start_time else 0.0
@@ -86,13 +83,9 @@ def media_info(container: av.container.InputContainer, path: Path | None = None)
     if audio_s is not None:
         audio_s += max(0.0, (seconds(stream.start_time, stream.time_base) or 0.0) - origin_s)
     duration_s = container_s if container_s is not None else audio_s
-    codec = stream.codec_context
     return MediaInfo(
         duration_ms=round(duration_s * 1000) if duration_s is not None else None,
         audio_duration_ms=round(audio_s * 1000) if audio_s is not None else None,
-        sample_rate=int(codec.sample_rate or 0),
-        channels=int(codec.channels or 0),
-        codec=str(codec.name),
         stream_index=index,
         origin_s=max(0.0, origin_s),
         length_exact=length_is_exact(container, path),

@@ -16,12 +16,12 @@ _ESTIMATED_LENGTH_FORMATS = ("mpegts", "aac", "mp3")
 a shortfall there proves nothing, so it is not called truncation."""
 
 
-def length_is_exact(container: av.container.InputContainer, path: Path | None) -> bool:
+def length_is_exact(container: av.container.InputContainer, path: Path) -> bool:
     """Whether the declared length is written in the file (not estimated), so a shortfall means damage."""
     names = (container.format.name or "").split(",")
     if not any(name in _ESTIMATED_LENGTH_FORMATS for name in names):
         return True
-    if "mp3" in names and path is not None:
+    if "mp3" in names:
         with path.open("rb") as handle:
             head = handle.read(1 << 16)
             if head[:3] == b"ID3" and len(head) >= 10:  # skip the tag: its syncsafe size is in bytes 6..9

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_app.file_hash import sha256_of
-from agent_app.media.transcript_types import Transcript, TranscriptSegment
+from agent_app.media.transcript_types import Transcript
 from agent_app.types import MediaLibrary
 
 DB_FILENAME = "transcripts.sqlite3"
@@ -165,11 +165,7 @@ class TranscriptCache:
 def slice_transcript(transcript: Transcript, start_ms: int, end_ms: int | None) -> Transcript:
     """The part of ``transcript`` whose segments overlap ``[start_ms, end_ms)``."""
     stop = end_ms if end_ms is not None else transcript.duration_ms
-    segments = [
-        TranscriptSegment(start_ms=s.start_ms, end_ms=s.end_ms, text=s.text)
-        for s in transcript.segments
-        if s.end_ms > start_ms and s.start_ms < stop
-    ]
+    segments = [s for s in transcript.segments if s.end_ms > start_ms and s.start_ms < stop]
     return transcript.model_copy(update={"segments": segments, "start_ms": start_ms, "end_ms": end_ms})
 
 

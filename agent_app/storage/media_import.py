@@ -68,8 +68,6 @@ class ProbedMedia:
 
     kind: MediaKind
     duration_ms: int | None
-    has_audio: bool
-    has_video: bool
 
 
 def extension_of(file_name: str) -> str:
@@ -97,20 +95,15 @@ def partial_path(media_dir: Path, stored_name: str) -> Path:
     return media_dir / f"{stored_name}.{os.getpid()}{PART_SUFFIX}"
 
 
-def remove_stale_parts(media_dir: Path) -> int:
-    """Delete the partial uploads of processes that no longer run; return how many. Uploads in progress
-    (in this process or another live one on the same folder) are left alone."""
-    removed = 0
+def remove_stale_parts(media_dir: Path) -> None:
+    """Delete the partial uploads of processes that no longer run. Uploads in progress (in this process or
+    another live one on the same folder) are left alone."""
     for part in media_dir.glob(f"*{PART_SUFFIX}"):
         owner = part.name.removesuffix(PART_SUFFIX).rsplit(".", 1)[-1]
         if owner.isdigit() and (int(owner) == os.getpid() or _is_running(int(owner))):
             continue
-        try:
+        with contextlib.suppress(OSError):  # a folder that turned read-only: left for a later start, never fatal
             part.unlink(missing_ok=True)
-        except OSError:  # a folder that turned read-only: left for a later start, never fatal
-            continue
-        removed += 1
-    return removed
 
 
 def _is_running(pid: int) -> bool:
@@ -184,9 +177,7 @@ def probe_media(path: Path, display_name: str) -> ProbedMedia:
         if not (has_video or has_audio):
             raise AssetRejectedError(f"“{display_name}” contains no audio or video stream")
         duration_ms = plausible_duration_ms(_duration_ms(container), path.stat().st_size)
-    return ProbedMedia(
-        kind="video" if has_video else "audio", duration_ms=duration_ms, has_audio=has_audio, has_video=has_video
-    )
+    return ProbedMedia(kind="video" if has_video else "audio", duration_ms=duration_ms)
 
 
 def _duration_ms(container: av.container.InputContainer) -> int | None:
