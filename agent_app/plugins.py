@@ -15,10 +15,11 @@ The registry the app uses is built once per enabled-tools setting, under a lock
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pluggy
@@ -48,10 +49,11 @@ class ToolHookSpec:
         """Return the tools this plugin provides (enabled or not)."""
 
 
-def _register(manager: pluggy.PluginManager, plugin: object, name: str, label: str) -> None:
-    """Register ``plugin``; a hook implementation pluggy rejects (wrong signature) names ``label``."""
+def _register(manager: pluggy.PluginManager, load: Callable[[], object], name: str, label: str) -> None:
+    """Load a plugin and register it; a failure of either (an import error, a hook implementation pluggy
+    rejects for its signature) names ``label``."""
     try:
-        manager.register(plugin, name=name)
+        manager.register(load(), name=name)
     except Exception as exc:
         raise ToolConfigurationError(f"Tool plugin {label} failed to load: {type(exc).__name__}: {exc}") from exc
 
@@ -68,21 +70,7 @@ def _load_entry_points(manager: pluggy.PluginManager) -> None:
             continue
         distribution = entry_point.dist.name if entry_point.dist is not None else "unknown package"
         label = f"{entry_point.name} = {entry_point.value} (entry point of {distribution})"
-        try:
-            plugin = entry_point.load()
-        except Exception as exc:
-            raise ToolConfigurationError(f"Tool plugin {label} failed to load: {type(exc).__name__}: {exc}") from exc
-        _register(manager, plugin, plugin_name, label)
-
-
-def _import_plugin(manager: pluggy.PluginManager, module_name: str) -> None:
-    """Import and register one plugin module. Python's import lock makes a second thread importing the
-    same module wait for the first one's complete module, never see it half executed."""
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        raise ToolConfigurationError(f"Tool plugin {module_name} failed to load: {type(exc).__name__}: {exc}") from exc
-    _register(manager, module, module_name, module_name)
+        _register(manager, entry_point.load, plugin_name, label)
 
 
 def create_plugin_manager(
@@ -92,7 +80,9 @@ def create_plugin_manager(
     manager = pluggy.PluginManager(PROJECT_NAME)
     manager.add_hookspecs(ToolHookSpec)
     for module_name in modules:
-        _import_plugin(manager, module_name)
+        # Python's import lock makes a second thread importing the same module wait for the first one's
+        # complete module, never see it half executed.
+        _register(manager, functools.partial(importlib.import_module, module_name), module_name, module_name)
     if entry_points:
         _load_entry_points(manager)
     try:
