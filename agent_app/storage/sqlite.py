@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_app.storage.base import AssetRejectedError, NotFoundError
+from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
 from agent_app.storage.persistence import ConversationPersistence
 from agent_app.storage.runs import SqliteRunStore
@@ -61,6 +61,3 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
         if self.get_conversation(conversation_id) is None:
             raise NotFoundError(f"No conversation {conversation_id}")
         return ConversationPersistence(self, conversation_id)
-
-
-__all__ = ["AssetRejectedError", "SqliteStorage"]

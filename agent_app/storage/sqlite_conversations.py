@@ -115,9 +115,9 @@ class ConversationRows:
         return renamed
 
     def delete_conversation(self, conversation_id: str) -> None:
-        """Forget the conversation and all its messages (the media and transcripts stay)."""
+        """Forget the conversation and, by the schema's cascade, its messages and runs (the media and
+        transcripts stay)."""
         with self._db.write() as db:
-            db.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             if db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)).rowcount == 0:
                 raise NotFoundError(f"No conversation {conversation_id}")
 

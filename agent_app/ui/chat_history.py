@@ -67,12 +67,10 @@ def _results_by_call(messages: Sequence[ChatMessage]) -> dict[str, ToolResult]:
     }
 
 
-def render_turn(
-    turn: Turn, prices: Prices | None = None, state: SessionState | None = None, actions: TurnActions | None = None
-) -> None:
+def render_turn(turn: Turn, prices: Prices | None, state: SessionState, actions: TurnActions | None) -> None:
     """One bubble: markdown text, then a card per tool call, in the order they happened; an answer ends with
     a quiet caption of its tokens (all its model requests), priced when ``prices`` are known; then Copy (and
-    Edit or Regenerate, see :mod:`~agent_app.ui.message_actions`) when ``state`` is given."""
+    Edit or Regenerate, see :mod:`~agent_app.ui.message_actions`)."""
     avatar = {"user": USER_AVATAR, "system": SYSTEM_AVATAR}.get(turn.role, ASSISTANT_AVATAR)
     results = _results_by_call(turn.messages)
     called = {call.id for message in turn.messages for call in message.tool_calls or []}
@@ -83,7 +81,7 @@ def render_turn(
                 if result is not None and result.tool_call_id not in called:
                     st.caption(message.content or f"{result.name} result")
                 continue
-            if state is not None and actions is not None and is_editing(state, message):
+            if actions is not None and is_editing(state, message):
                 render_editor(state, message, actions.on_resend)
                 return
             if message.content:
@@ -95,8 +93,7 @@ def render_turn(
         usage = total_usage(turn.messages) if turn.role == "assistant" else None
         if usage is not None:
             st.caption(usage_text(usage, prices))
-        if state is not None:
-            render_actions(state, turn.messages, actions)
+        render_actions(state, turn.messages, actions)
 
 
 def _show_older(state: SessionState) -> None:

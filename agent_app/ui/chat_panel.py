@@ -136,7 +136,8 @@ def _regenerate(workspace: Workspace, runs: RunManager, answer_start_id: str) ->
 
 
 def _new_chat(workspace: Workspace) -> None:
-    workspace.new_chat()
+    """An empty conversation; the current one stays stored and listed."""
+    workspace.open_conversation(None)
     reset_window(workspace.state)
 
 

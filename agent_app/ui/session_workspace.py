@@ -5,7 +5,7 @@ state so two sessions never see each other's unsaved choices; what outlives the 
 from __future__ import annotations
 
 from agent_app.prompt import MAX_LISTED_ASSETS
-from agent_app.storage import NotFoundError, Project, Scene, Storage
+from agent_app.storage import NotFoundError, Project, Storage
 from agent_app.stores import AgentStore, ChatStore, SessionState
 from agent_app.types import AgentContext, MediaAsset
 
@@ -145,15 +145,11 @@ class Workspace:
         self.chat.set_loading(False)
         self.agent.reset()
 
-    def new_chat(self) -> None:
-        """Start an empty conversation; the current one stays stored and listed."""
-        self.open_conversation(None)
-
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete it from storage; an open one gives way to a new chat."""
         self.storage.delete_conversation(conversation_id)
         if self.conversation_id == conversation_id:
-            self.new_chat()
+            self.open_conversation(None)
 
     def ensure_conversation(self, first_message: str = "") -> str:
         """The open conversation's id, created (titled by ``first_message``) on first use so that opening the
@@ -170,7 +166,7 @@ class Workspace:
         an edited question or of a regenerated answer)."""
         conversation_id = self.conversation_id
         if conversation_id is None:
-            kept = [m for m in self.chat.messages]
+            kept = self.chat.messages
             cut = next((i for i, m in enumerate(kept) if m.id == message_id), len(kept))
             self.chat.load_messages(kept[:cut])
             return
@@ -190,9 +186,6 @@ class Workspace:
         return True
 
     # --- scenes, media, playhead ------------------------------------------------------------------
-    def scenes(self) -> list[Scene]:
-        return self.storage.list_scenes(self.project().id)
-
     def select_scene(self, scene_id: str | None) -> None:
         self.state[_SCENE] = scene_id
 

@@ -67,7 +67,7 @@ def _on_scene_added(workspace: Workspace) -> None:
 
 def render_scenes(workspace: Workspace) -> None:
     st.subheader("Scenes", divider="gray")
-    scenes = workspace.scenes()
+    scenes = workspace.storage.list_scenes(workspace.project().id)
     if scenes:
         names = {scene.id: escape_markdown(scene.name) for scene in scenes}  # radio options are Markdown
         current = workspace.scene_id if workspace.scene_id in names else scenes[0].id
