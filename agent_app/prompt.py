@@ -47,11 +47,11 @@ def escape_invisible_in(data: object) -> object:
     return data
 
 
-def quote(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+def quote(text: str) -> str:
     """``text`` as a one-line JSON string literal (readable Unicode kept, line breaks and invisible or
-    direction-changing characters escaped), cut to ``limit`` characters."""
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
+    direction-changing characters escaped), cut to :data:`MAX_QUOTED_CHARS` characters."""
+    if len(text) > MAX_QUOTED_CHARS:
+        text = text[: MAX_QUOTED_CHARS - 1] + "…"
     return escape_invisible(json.dumps(text, ensure_ascii=False))
 
 

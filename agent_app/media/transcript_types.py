@@ -35,11 +35,6 @@ class Transcript(WireModel):
     """What the reader should know about its completeness (damaged or missing stretches of audio)."""
 
     @property
-    def text(self) -> str:
-        """The plain text: segments joined by spaces."""
-        return " ".join(segment.text.strip() for segment in self.segments if segment.text.strip())
-
-    @property
     def is_full(self) -> bool:
         """Whether this covers the whole media (what the page shows and exports)."""
         return self.start_ms == 0 and self.end_ms is None

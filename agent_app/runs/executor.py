@@ -30,11 +30,10 @@ logger = logging.getLogger(__name__)
 class BoundedExecutor:
     """``submit(job)``: run ``job`` on one of at most ``max_workers`` daemon threads."""
 
-    def __init__(self, max_workers: int, name: str = "agent-run") -> None:
+    def __init__(self, max_workers: int) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
         self.max_workers = max_workers
-        self._name = name
         self._jobs: deque[Callable[[], None]] = deque()
         self._workers = 0
         self._idle = 0
@@ -51,7 +50,7 @@ class BoundedExecutor:
             if self._workers >= self.max_workers:
                 return
             self._workers += 1
-            name = f"{self._name}-{next(self._numbers)}"
+            name = f"agent-run-{next(self._numbers)}"
         threading.Thread(target=self._work, name=name, daemon=True).start()
 
     @property

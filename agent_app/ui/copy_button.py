@@ -61,6 +61,6 @@ button.copy:hover, button.copy:focus-visible { opacity: 1; text-decoration: unde
 _ELEMENT = st.components.v2.component("agent_app.copy_button", js=_JS, css=_CSS)
 
 
-def copy_button(text: str, *, key: str, label: str = "Copy this message") -> None:
+def copy_button(text: str, *, key: str) -> None:
     """Draw a small "Copy" button that puts ``text`` on the clipboard."""
-    _ELEMENT(key=key, data={"text": text, "label": label}, width="content")
+    _ELEMENT(key=key, data={"text": text, "label": "Copy this message"}, width="content")

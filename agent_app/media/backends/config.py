@@ -9,7 +9,7 @@ key configures nothing twice. ``LLM_BASE_URL`` is never used for Gemini (the spe
 from __future__ import annotations
 
 from agent_app.media.backends.base import BackendName, BackendUnavailableError, TranscribeSettings, TranscriptionBackend
-from agent_app.settings import Settings, load_settings
+from agent_app.settings import load_settings
 
 DEFAULT_OPENAI_MODEL = "whisper-1"
 """Only assumed for OpenAI itself: compatible servers name their models differently."""
@@ -17,10 +17,10 @@ DEFAULT_OPENAI_MODEL = "whisper-1"
 _PROVIDER_OF: dict[str, str] = {"openai": "openai-compatible", "gemini": "gemini"}
 
 
-def read_transcribe_settings(settings: Settings | None = None) -> TranscribeSettings:
-    """The backend's settings from ``settings`` (default: the current ones, so a changed secret applies
+def read_transcribe_settings() -> TranscribeSettings:
+    """The backend's settings from the current settings (read at each call, so a changed secret applies
     without a restart)."""
-    settings = settings if settings is not None else load_settings()
+    settings = load_settings()
     problems = settings.problems_with("TRANSCRIBE_BACKEND")
     if problems:
         raise BackendUnavailableError(problems[0])

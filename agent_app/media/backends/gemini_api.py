@@ -50,10 +50,8 @@ class GeminiTranscriptionBackend(ChunkedBackend):
 
     name = "gemini"
 
-    def __init__(
-        self, settings: TranscribeSettings, *, chunk_seconds: float = CHUNK_SECONDS, retry_delay_s: float = 1.0
-    ) -> None:
-        super().__init__(settings, chunk_seconds)
+    def __init__(self, settings: TranscribeSettings, *, retry_delay_s: float = 1.0) -> None:
+        super().__init__(settings, CHUNK_SECONDS)
         # 429 and 5xx are retried with exponential backoff: a long file is many requests, and one busy
         # moment of the service should not throw away the chunks already transcribed.
         retry = types.HttpRetryOptions(
