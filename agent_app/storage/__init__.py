@@ -17,10 +17,9 @@ from agent_app.storage.base import (
     StorageError,
 )
 from agent_app.storage.duplicates import find_same_file
-from agent_app.storage.media_import import ALLOWED_EXTENSIONS, MIME_BY_EXTENSION, NOT_SUPPORTED
+from agent_app.storage.media_import import ALLOWED_EXTENSIONS
 from agent_app.storage.media_library import ProjectMediaLibrary
 from agent_app.storage.models import Conversation, Project, Scene
-from agent_app.storage.persistence import ConversationPersistence
 from agent_app.storage.sqlite import SqliteStorage
 
 _opened: dict[tuple[Path, int], SqliteStorage] = {}
@@ -43,11 +42,8 @@ def open_storage(settings: Settings) -> SqliteStorage:
 
 __all__ = [
     "ALLOWED_EXTENSIONS",
-    "MIME_BY_EXTENSION",
-    "NOT_SUPPORTED",
     "AssetRejectedError",
     "Conversation",
-    "ConversationPersistence",
     "NotFoundError",
     "Project",
     "ProjectMediaLibrary",

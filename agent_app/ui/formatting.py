@@ -34,11 +34,11 @@ def format_size(size_bytes: int | None) -> str:
     if size_bytes is None:
         return "–"
     size = float(size_bytes)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
+    for unit in ("B", "KB", "MB"):
+        if size < 1024:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
-    raise AssertionError("unreachable")
+    return f"{size:.1f} GB"
 
 
 def local_time(timestamp_ms: int, zone: tzinfo) -> str:
