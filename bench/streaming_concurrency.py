@@ -1,0 +1,237 @@
+"""Section 2 of ``bench_streaming``: 100 streamed chats at once through the route of a real server.
+
+Each run: the same 100 streamed requests straight to the fake model with the raw async SDK (the floor: 1 s
+of model latency plus the SDK's and the fake's own cost), then 100 through ``POST /api/agent/chat`` of a
+real ``streamlit run app.py``. The raw SDK's client is made once and warmed by a first burst, like the
+server's (whose clients stay for the server's life): both send on the warm connections of the run before.
+The fake model runs in a process of its own. Target (issue 10): all 100 done within 1.5 s wall, in every
+run; the summary says in how many of the runs it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import openai
+
+from agent_app.types import ChatMessage, ChatRequest
+from bench.streamlit_server import run_streamlit
+from fake_llm import FakeLLMServer, delayed, openai_text, streamed
+from fake_llm.process import BaseURLs, server_process
+from fake_llm.streams import StreamScript
+
+CONCURRENT = 100
+MODEL_LATENCY = 1.0
+TARGET_WALL = 1.5
+ANSWER = "The interview starts with a question about the harbour, then the answer goes on for a while."
+HELLO = ChatRequest(messages=[ChatMessage(role="user", content="Hello")])
+SSE_BODY = json.dumps(HELLO.to_wire()).encode()
+"""The body of a chat request asking Hello, as the route reads it."""
+
+
+def script_model(latency: float, server: FakeLLMServer) -> None:
+    """The fake model's answer, after ``latency`` seconds (run in the model's own process)."""
+    server.chat.default = delayed(streamed(openai_text(ANSWER), StreamScript(pieces=8)), latency)
+
+
+@contextmanager
+def model_process(latency: float) -> Iterator[BaseURLs]:
+    """A fake model answering after ``latency`` seconds, running in its own process (its threads do not
+    share a GIL with the clients)."""
+    with server_process(partial(script_model, latency)) as urls:
+        yield urls
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def raw_concurrent(client: openai.AsyncOpenAI) -> float:
+    """``CONCURRENT`` streamed requests at once on ``client``: the wall time."""
+
+    async def one() -> None:
+        stream = await client.chat.completions.create(
+            model="fake-model", messages=[{"role": "user", "content": "Hello"}], stream=True
+        )
+        async for _ in stream:
+            pass
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(CONCURRENT)))
+    return time.perf_counter() - started
+
+
+def chat_request(url: str) -> bytes:
+    """The bytes of one streamed chat request to ``url`` (HTTP/1.1, the connection kept open)."""
+    parts = urlsplit(url)
+    body = SSE_BODY
+    head = (
+        f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: text/event-stream\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+async def read_chunked(reader: asyncio.StreamReader) -> bytes:
+    """A chunked HTTP body (``Transfer-Encoding: chunked``, how the route streams) read to its last chunk."""
+    body = bytearray()
+    while size := int((await reader.readuntil(b"\r\n"))[:-2], 16):
+        body += (await reader.readexactly(size + 2))[:-2]
+    await reader.readexactly(2)  # the empty line after the last chunk
+    return bytes(body)
+
+
+def answered(head: bytes, body: bytes) -> bool:
+    """Whether the response is a 200 event stream whose last event is ``done`` carrying the whole answer."""
+    if not head.startswith(b"HTTP/1.1 200 ") or b"text/event-stream" not in head:
+        return False
+    name, _, data = body.rstrip(b"\n").rpartition(b"\n\n")[2].partition(b"\n")
+    return name == b"event: done" and json.loads(data.removeprefix(b"data: "))["content"] == ANSWER
+
+
+async def route_concurrent(url: str) -> tuple[float, int]:
+    """``CONCURRENT`` streamed chats through the route at once, each on a connection of its own: the wall
+    time and how many ended with the whole answer.
+
+    The load generator is plain asyncio streams, not an HTTP client library: it is not what is measured, and
+    on a 2-core machine its CPU competes with the server's (httpx with httpx-sse cost 3-4 ms per chat here,
+    close to the server's own). Each answer is still read as it streams, to the end, and checked."""
+    parts = urlsplit(url)
+    request = chat_request(url)
+
+    async def one() -> tuple[asyncio.StreamWriter, bool]:
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        writer.write(request)
+        head = await reader.readuntil(b"\r\n\r\n")
+        chunked = b"transfer-encoding: chunked" in head.lower()
+        return writer, chunked and answered(head, await read_chunked(reader))
+
+    started = time.perf_counter()
+    results = await asyncio.gather(*(one() for _ in range(CONCURRENT)))
+    elapsed = time.perf_counter() - started
+    for writer, _ in results:
+        writer.close()
+    return elapsed, sum(done for _, done in results)
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round: 100 chats straight to the model with the raw SDK, then 100 through the route."""
+
+    raw_wall: float
+    route_wall: float
+    done: int
+    raw_cpu_ms: float
+    """CPU per chat of the raw SDK's process (this one)."""
+    server_cpu_ms: float
+    """CPU per chat of the server process (route + HTTP server + the SDK it drives)."""
+    client_cpu_ms: float
+    """CPU per chat of the route's load generator (this process)."""
+    model_cpu_ms: float
+    """CPU per chat of the fake model's process while it answered the route."""
+
+
+def met(walls: list[float]) -> str:
+    """How many of ``walls`` are within the target, as ``k/n``."""
+    return f"{sum(wall <= TARGET_WALL for wall in walls)}/{len(walls)}"
+
+
+def concurrency(runs: int) -> None:
+    """Section 2 with ``runs`` runs, printed."""
+    with model_process(MODEL_LATENCY) as model:
+        rounds, stack = asyncio.run(measure_concurrency(model, runs))
+    print(f"\n2. {CONCURRENT} concurrent chats, latency {MODEL_LATENCY:.1f} s, {len(rounds)} runs, server on {stack}")
+    print("       ------------ wall (s) ------------  ------------- CPU per chat (ms) -------------")
+    print("run     raw SDK   route  done  ratio   raw SDK  server  client   model   extra")
+    extras = [r.server_cpu_ms - r.raw_cpu_ms for r in rounds]
+    rows = [*((str(i), r, e) for i, (r, e) in enumerate(zip(rounds, extras, strict=True), 1))]
+    for name, r, extra in [*rows, ("median", _median(rounds), statistics.median(extras))]:
+        print(
+            f"{name:<6} {r.raw_wall:>8.3f} {r.route_wall:>7.3f} {r.done:>5.0f} {r.route_wall / r.raw_wall:>5.2f} "
+            f"{r.raw_cpu_ms:>8.2f} {r.server_cpu_ms:>7.2f} {r.client_cpu_ms:>7.2f} {r.model_cpu_ms:>7.2f} {extra:>7.2f}"
+        )
+    median = _median(rounds)
+    total = median.server_cpu_ms + median.client_cpu_ms + median.model_cpu_ms
+    route_walls = [r.route_wall for r in rounds]
+    all_done = sum(r.done == CONCURRENT for r in rounds)
+    print(
+        f"within {TARGET_WALL} s: route {met(route_walls)} runs, raw SDK {met([r.raw_wall for r in rounds])}; "
+        f"route worst {max(route_walls):.3f} s; all {CONCURRENT} answered in {all_done}/{len(rounds)} runs"
+    )
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores")
+    print(f"target: all done within {TARGET_WALL} s wall in every run; 'extra' = server CPU per chat over the raw")
+    print("SDK's (what the route and its HTTP server add to the same SDK request, both on warm connections);")
+    print("client = the load generator (asyncio streams)")
+    print(
+        f"CPU budget: server + client + model = {total:.2f} ms per chat, {total * CONCURRENT / 1000:.2f} s for "
+        f"{CONCURRENT} chats; the server alone {median.server_cpu_ms * CONCURRENT / 1000:.2f} s on its one event loop"
+    )
+
+
+def _median(rounds: list[Round]) -> Round:
+    return Round(*(statistics.median(getattr(r, name) for r in rounds) for name in Round.__dataclass_fields__))
+
+
+def route_env(base_url: str) -> dict[str, str]:
+    """The settings of a route answering with the fake model at ``base_url``, open to loopback clients."""
+    return {
+        "LLM_PROVIDER": "openai-compatible",
+        "LLM_BASE_URL": base_url,
+        "LLM_MODEL": "fake-model",
+        "LLM_API_KEY": "bench-key",
+        "LLM_MAX_RETRIES": "0",
+        "AGENT_API_TOKEN": "",
+    }
+
+
+def server_stack(pid: int) -> str:
+    """Which event loop and HTTP parser the server process loaded (uvicorn picks uvloop and httptools when
+    they are installed), from its memory map."""
+    with open(f"/proc/{pid}/maps", encoding="ascii", errors="replace") as maps:
+        loaded = maps.read()
+    loop = "uvloop" if "/uvloop/" in loaded else "asyncio"
+    parser = "httptools" if "/httptools/" in loaded else "h11"
+    return f"{loop} + {parser}"
+
+
+async def measure_concurrency(model: BaseURLs, runs: int) -> tuple[list[Round], str]:
+    """``runs`` rounds of: the raw async SDK straight to the model, then the route, 100 chats at once each;
+    one warm-up burst of each first."""
+    base_url = model.openai_base_url
+    env = route_env(base_url)
+    me = os.getpid()
+    raw = openai.AsyncOpenAI(api_key="bench-key", base_url=base_url, max_retries=0, timeout=30)
+    with tempfile.TemporaryDirectory() as tmp:
+        env["AGENT_DATA_DIR"] = str(Path(tmp) / "data")
+        with run_streamlit(env, Path(tmp)) as app:
+            url = f"{app.base_url}/api/agent/chat"
+            await raw_concurrent(raw)  # warm: the client's connections, as the server's are after its first burst
+            await route_concurrent(url)  # warm: the first request imports the SDK
+            stack = server_stack(app.process.pid)
+            rounds = []
+            for _ in range(runs):
+                mine = cpu_seconds(me)
+                raw_wall = await raw_concurrent(raw)
+                raw_cpu, mine, server = cpu_seconds(me) - mine, cpu_seconds(me), cpu_seconds(app.process.pid)
+                model_cpu = cpu_seconds(model.pid)
+                route_wall, done = await route_concurrent(url)
+                client_cpu, server_cpu = cpu_seconds(me) - mine, cpu_seconds(app.process.pid) - server
+                model_cpu = cpu_seconds(model.pid) - model_cpu
+                cpu_ms = (raw_cpu, server_cpu, client_cpu, model_cpu)
+                rounds.append(Round(raw_wall, route_wall, done, *(cpu * 1000 / CONCURRENT for cpu in cpu_ms)))
+    await raw.close()
+    return rounds, stack
