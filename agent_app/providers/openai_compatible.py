@@ -42,6 +42,7 @@ from openai.types.chat import (
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
+from agent_app.providers.client_shards import ClientShards
 from agent_app.providers.openai_request import METADATA_KEY, messages_to_openai, tool_schema_to_openai
 from agent_app.providers.openai_stream import AssembledMessage, CompletionAssembler, text_of, token_usage
 from agent_app.providers.provider_loop import TextSink
@@ -150,36 +151,45 @@ def message_to_response(
 
 
 class OpenAICompatibleAdapter(ProviderAdapter):
-    """One ``openai.AsyncOpenAI`` client per configuration and event loop (its connection pool is reused
-    across requests); the SDK does the retries (429, 5xx, timeouts, before the stream starts) with
-    ``LLM_MAX_RETRIES`` and honours ``Retry-After``."""
+    """``openai.AsyncOpenAI`` clients per configuration and event loop (their connection pools are reused
+    across requests; several per loop when many requests run at once, :mod:`~agent_app.providers.client_shards`);
+    the SDK does the retries (429, 5xx, timeouts, before the stream starts) with ``LLM_MAX_RETRIES`` and
+    honours ``Retry-After``."""
 
     name = "openai-compatible"
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+        self._shards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ClientShards[openai.AsyncOpenAI]] = (
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
 
     @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The client of the running event loop (its connections cannot serve another loop)."""
+    def clients(self) -> ClientShards[openai.AsyncOpenAI]:
+        """The clients of the running event loop (their connections cannot serve another loop)."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
+        shards = self._shards.get(loop)
+        if shards is None:
             with self._lock:
-                client = self._clients.get(loop)
-                if client is None:
-                    client = openai.AsyncOpenAI(
-                        api_key=self.config.api_key,
-                        base_url=self.config.base_url,
-                        timeout=self.config.timeout_seconds,
-                        max_retries=self.config.max_retries,
-                    )
-                    self._clients[loop] = client
-        return client
+                shards = self._shards.get(loop)
+                if shards is None:
+                    shards = ClientShards(self._new_client)
+                    self._shards[loop] = shards
+        return shards
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The running event loop's client for one request at a time."""
+        return self.clients.first
+
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=self.config.api_key,
+            base_url=self.config.base_url,
+            timeout=self.config.timeout_seconds,
+            max_retries=self.config.max_retries,
+        )
 
     async def stream(
         self,
@@ -193,22 +203,23 @@ class OpenAICompatibleAdapter(ProviderAdapter):
         tools = [tool_schema_to_openai(schema) for schema in tool_schemas]
         assembler = CompletionAssembler()
         try:
-            stream = await self.client.chat.completions.create(
-                model=self.config.model,
-                messages=wire_messages,
-                tools=tools if tools else openai.omit,
-                stream=True,
-                stream_options={"include_usage": True},
-            )
-            async with stream:  # closes the response however the reading ends (a cancel included)
-                whole = None
-                if not stream.response.headers.get("content-type", "").startswith("text/event-stream"):
-                    whole = whole_completion(await stream.response.aread())
-                else:
-                    async for chunk in stream:
-                        text = assembler.add(chunk)
-                        if text:
-                            on_text(text)
+            with self.clients.lease() as client:
+                stream = await client.chat.completions.create(
+                    model=self.config.model,
+                    messages=wire_messages,
+                    tools=tools if tools else openai.omit,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                )
+                async with stream:  # closes the response however the reading ends (a cancel included)
+                    whole = None
+                    if not stream.response.headers.get("content-type", "").startswith("text/event-stream"):
+                        whole = whole_completion(await stream.response.aread())
+                    else:
+                        async for chunk in stream:
+                            text = assembler.add(chunk)
+                            if text:
+                                on_text(text)
         except Exception as exc:  # every SDK, transport and parse failure is a provider error
             raise ProviderError(self._cause(exc), _kind(exc), partial_text=assembler.text) from exc
         taken = history_call_ids(messages)
