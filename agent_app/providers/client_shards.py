@@ -3,9 +3,9 @@
 Why: the HTTP client under both SDKs (``httpx2``'s connection pool) goes over every connection of its pool
 each time a request starts or a response is closed, and asks the socket of each idle one whether the server
 closed it (a ``poll`` system call). With ``n`` connections that is ``n`` checks per request, so ``n``
-concurrent streamed answers cost in the order of ``n * n`` checks: at 100 concurrent chats, 0.7-0.9 ms of
-CPU per chat, a quarter of what the SDK's stream costs in all (``bench_streaming`` section 2, server CPU per
-chat). Pools of at most :data:`REQUESTS_PER_CLIENT` requests keep each pass short.
+concurrent streamed answers cost in the order of ``n * n`` checks. Pools of at most
+:data:`REQUESTS_PER_CLIENT` requests keep each pass short: at 100 concurrent chats the server's CPU per chat
+went from 4.45 to 3.40 ms (``bench_streaming --only 2 --runs 10``, median of each).
 
 How requests are spread: a request goes to the first client with fewer than :data:`REQUESTS_PER_CLIENT`
 requests in flight, so one request at a time always uses the first client and its warm connections (no new
