@@ -49,12 +49,7 @@ class WireModel(BaseModel):
     field never breaks an older server; wrong types still fail validation.
     """
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="ignore",
-        validate_assignment=False,
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
     def to_wire(self) -> dict[str, Any]:
         """The camelCase JSON-ready form, leaving out unset optional fields (``None``)."""
@@ -70,6 +65,8 @@ class ToolCall(WireModel):
     can retry, instead of the whole request failing.
     """
 
+    model_config = ConfigDict(frozen=True)  # a message is worked out once per object: see ChatMessage
+
     id: str = Field(min_length=1)
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
@@ -82,6 +79,8 @@ class ToolResult(WireModel):
     ``name`` repeats the tool's name because some providers (Gemini) match results by name.
     """
 
+    model_config = ConfigDict(frozen=True)  # a message is worked out once per object: see ChatMessage
+
     tool_call_id: str
     name: str
     result: Any = None
@@ -92,6 +91,8 @@ class ToolResult(WireModel):
 class TokenUsage(WireModel):
     """Tokens of one model request as the provider counted them (``prompt_tokens`` /
     ``promptTokenCount`` in, ``completion_tokens`` / ``candidatesTokenCount`` out)."""
+
+    model_config = ConfigDict(frozen=True)  # a message is worked out once per object: see ChatMessage
 
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(default=0, ge=0)
@@ -106,6 +107,8 @@ class ContextReport(WireModel):
     learnt from the provider's earlier usage); ``first_sent_id`` is the oldest non-system message sent when
     ``left_out_messages`` older ones were not.
     """
+
+    model_config = ConfigDict(frozen=True)  # a message is worked out once per object: see ChatMessage
 
     window_tokens: int = Field(ge=1)
     budget_tokens: int = Field(ge=1)
@@ -126,6 +129,10 @@ class ChatMessage(WireModel):
     ``provider_metadata`` is opaque: an adapter may store what it must replay on the next request
     (Gemini thought signatures, the provider's raw turn); nothing else reads it.
     """
+
+    model_config = ConfigDict(frozen=True)
+    """Frozen, with its parts: what a message costs to estimate and convert is worked out once per object
+    (:mod:`agent_app.message_memo`), so a change is a copy (``model_copy(update=...)``)."""
 
     id: str = Field(default_factory=new_id, min_length=1)
     role: Role

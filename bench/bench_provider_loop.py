@@ -28,7 +28,7 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -81,14 +81,19 @@ def step_tool(args: StepArgs, env: ToolEnvironment) -> dict[str, Any]:
 
 
 def openai_reply(request: RecordedRequest) -> Reply:
-    done = sum(1 for message in request.json["messages"] if message["role"] == "tool")
+    """A step per request until the turn has all its steps (only the calls since the latest user message count)."""
+    messages = request.json["messages"]
+    latest = max(i for i, message in enumerate(messages) if message["role"] == "user")
+    done = sum(1 for message in messages[latest:] if message["role"] == "tool")
     if done < TOOL_CALLS:
         return openai_tool_calls(tool_call("step", {"step": done}, id=f"call_{done}"))
     return openai_text("All steps done.")
 
 
 def gemini_reply(request: RecordedRequest) -> Reply:
-    done = sum(1 for c in request.json["contents"] for p in c["parts"] if "functionResponse" in p)
+    contents = request.json["contents"]
+    latest = max(i for i, c in enumerate(contents) if c["role"] == "user" and any("text" in p for p in c["parts"]))
+    done = sum(1 for c in contents[latest:] for p in c["parts"] if "functionResponse" in p)
     if done < TOOL_CALLS:
         return gemini_function_calls(gemini_call("step", {"step": done}, thought_signature=b"sig"))
     return gemini_text("All steps done.")
@@ -139,8 +144,9 @@ def openai_async_fetch(client: openai.AsyncOpenAI, loop: asyncio.AbstractEventLo
     return lambda messages: loop.run_until_complete(chunks(messages))
 
 
-def raw_openai_loop(fetch: OpenAIFetch) -> None:
-    messages: list[Any] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "Count."}]
+def raw_openai_loop(fetch: OpenAIFetch, prior: Sequence[Any] = ()) -> None:
+    """``prior``: an earlier conversation in wire form, as a hand loop keeps it between turns."""
+    messages: list[Any] = [{"role": "system", "content": SYSTEM_PROMPT}, *prior, {"role": "user", "content": "Count."}]
     for _ in range(REQUESTS):
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
@@ -188,7 +194,7 @@ def gemini_async_fetch(client: genai.Client, loop: asyncio.AbstractEventLoop) ->
     return lambda contents, config: loop.run_until_complete(parts(contents, config))
 
 
-def raw_gemini_loop(fetch: GeminiFetch) -> None:
+def raw_gemini_loop(fetch: GeminiFetch, prior: Sequence[gt.Content] = ()) -> None:
     declaration = gt.FunctionDeclaration(
         name="step",
         description=TOOL_DESCRIPTION,
@@ -201,7 +207,7 @@ def raw_gemini_loop(fetch: GeminiFetch) -> None:
         tools=[gt.Tool(function_declarations=[declaration])],
         automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True),
     )
-    contents: list[gt.Content] = [gt.Content(role="user", parts=[gt.Part(text="Count.")])]
+    contents: list[gt.Content] = [*prior, gt.Content(role="user", parts=[gt.Part(text="Count.")])]
     for _ in range(REQUESTS):
         parts = fetch(contents, config)
         calls = [part.function_call for part in parts if part.function_call is not None]
@@ -218,14 +224,17 @@ def raw_gemini_loop(fetch: GeminiFetch) -> None:
     raise AssertionError("the loop did not finish")
 
 
-def our_loop(registry: ToolRegistry) -> None:
+def our_loop(registry: ToolRegistry, prior: Sequence[ChatMessage] = ()) -> None:
+    """A run as the server starts one: ``prior`` (an earlier conversation, as loaded from storage) goes into the
+    chat store, the question is added, and the loop runs on the loaded messages."""
     state: dict[str, Any] = {}
     chat, agent = ChatStore(state), AgentStore(state)
-    chat.add_message(ChatMessage(role="user", content="Count."))
-    Orchestrator(InProcessChatClient(registry), registry, chat, agent).run(context=CONTEXT)
-    messages = chat.messages
-    assert agent.status == "idle" and messages[-1].content == "All steps done.", (agent.status, chat.error)
-    assert len(messages) == 2 + 2 * TOOL_CALLS
+    chat.load_messages(list(prior))
+    question = chat.add_message(ChatMessage(role="user", content="Count."))
+    Orchestrator(InProcessChatClient(registry), registry, chat, agent).run([*prior, question], CONTEXT)
+    # Checked without reading the history back (the page's cost, not a request's): 7 calls, 7 results, an answer.
+    assert agent.status == "idle" and chat.error is None, (agent.status, chat.error)
+    assert len(chat.unsaved) == 2 + 2 * TOOL_CALLS, chat.unsaved
 
 
 def adapter_loop(registry: ToolRegistry) -> None:

@@ -256,3 +256,16 @@ def test_ids_repeated_by_any_client_are_made_unique_before_storing() -> None:
     assert len(ids) == 4 and len(set(ids)) == 4 and ids[0] == "x"
     assert conversation_problems(chat.messages) == []
     assert all(conversation_problems(request.messages) == [] for request in client.sent)
+
+
+def test_nan_in_a_models_arguments_reaches_the_next_request_and_storage_as_null(openai_llm: FakeLLMServer) -> None:
+    """Python's JSON reader takes ``NaN``; what goes back to the provider and into the store must be JSON."""
+    openai_llm.chat.push(openai_tool_calls(tool_call("odd", '{"n": NaN}', id="c1")), openai_text("ok"))
+    messages, chat = _run({"odd": lambda args, env: {"n": args["n"]}})
+    [result] = _results(messages)
+    assert result.error is not None and "n" in result.error  # NaN is not an integer: the tool never ran
+    sent = openai_llm.chat.last.json["messages"]
+    json.dumps(sent, allow_nan=False)
+    assert json.loads(sent[-2]["tool_calls"][0]["function"]["arguments"]) == {"n": None}
+    [asked] = [message for message in chat.messages if message.tool_calls]
+    assert asked.tool_calls is not None and asked.tool_calls[0].args == {"n": None}

@@ -127,9 +127,9 @@ def test_rename_and_delete_after_asking(data_dir: Path) -> None:
 
 
 def test_exports_as_markdown_and_json_with_the_tool_calls() -> None:
-    messages = [ChatMessage(role="user", content="# Not a heading\nline two $x$"), *tool_turn("Again?", "**Yes.**")]
-    for message in messages:
-        message.timestamp = int(datetime(2026, 11, 30, 12, 0, tzinfo=UTC).timestamp() * 1000)
+    noon = int(datetime(2026, 11, 30, 12, 0, tzinfo=UTC).timestamp() * 1000)
+    turns = [ChatMessage(role="user", content="# Not a heading\nline two $x$"), *tool_turn("Again?", "**Yes.**")]
+    messages = [message.model_copy(update={"timestamp": noon}) for message in turns]
     markdown = to_markdown("Storm", messages, ZoneInfo("Europe/Berlin"))
     assert markdown.startswith("# Storm\n")
     assert "## You · 30 Nov 2026, 13:00\n\n```\n# Not a heading\nline two $x$\n```" in markdown  # as typed

@@ -138,7 +138,8 @@ def test_messages_are_copies_that_cannot_change_the_store() -> None:
     first = chat.messages[0]
     assert first.tool_result is not None
     first.tool_result.result["segments"].append({"text": "injected"})
-    first.content = "changed"
+    with pytest.raises(ValidationError, match="frozen"):
+        first.content = "changed"  # type: ignore[misc]
 
     again = chat.messages[0]
     assert again.content == ""

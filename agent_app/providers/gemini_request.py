@@ -19,6 +19,7 @@ from google.genai import types as gt
 from pydantic import ValidationError
 from pydantic_core import to_json
 
+from agent_app.message_memo import MessageMemo
 from agent_app.providers.base import ProviderError
 from agent_app.types import ChatMessage, ParameterType, ToolSchema
 
@@ -160,16 +161,33 @@ def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None]) -> g
     return _validated({"role": "model", "parts": parts}) if parts else None
 
 
-def _function_response(message: ChatMessage, gemini_ids: dict[str, str | None]) -> Json:
+def _response_part(message: ChatMessage, gemini_id: str | None) -> gt.Part:
     result = message.tool_result
     if result is None:
         raise ProviderError("a tool message without a tool result cannot be sent")
     payload: Json = {"error": result.error} if result.error is not None else {"output": result.result}
     response: Json = {"name": result.name, "response": payload}
-    gemini_id = gemini_ids.get(result.tool_call_id)
     if gemini_id:
         response["id"] = gemini_id
-    return {"function_response": response}
+    return gt.Part.model_validate({"function_response": response})
+
+
+_user_parts: MessageMemo[dict[str | None, gt.Part]] = MessageMemo(lambda message: {})
+"""A user-side message's validated part, by the Gemini call id it answers (fixed by the turn before it): a
+transcript is tens of KB that google-genai would validate again on every request of a run."""
+
+
+def _user_part(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Part:
+    """A tool result as a ``function_response`` part (with Gemini's id of its call, when it gave one), or a user
+    message's text."""
+    gemini_id = gemini_ids.get(message.tool_result.tool_call_id) if message.tool_result is not None else None
+    parts = _user_parts(message)
+    part = parts.get(gemini_id)
+    if part is None:
+        part = parts[gemini_id] = (
+            gt.Part(text=message.content) if message.role == "user" else _response_part(message, gemini_id)
+        )
+    return part
 
 
 def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content], list[str]]:
@@ -182,25 +200,24 @@ def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content
     contents: list[gt.Content] = []
     system_texts: list[str] = []
     gemini_ids: dict[str, str | None] = {}
-    pending: list[Json] = []
+    pending: list[gt.Part] = []
     for message in messages:
         role = message.role
-        if role == "tool":
-            pending.append(_function_response(message, gemini_ids))
+        if role == "tool" or (role == "user" and message.content.strip()):  # Gemini rejects an empty text part
+            pending.append(_user_part(message, gemini_ids))
         elif role == "user":
-            if message.content.strip():  # Gemini rejects an empty text part
-                pending.append({"text": message.content})
+            continue
         elif role == "system":
             system_texts.append(message.content)
         elif role == "assistant":
             model_turn = _model_content(message, gemini_ids)
             if model_turn is not None:
                 if pending:
-                    contents.append(_validated({"role": "user", "parts": pending}))
+                    contents.append(gt.Content(role="user", parts=pending))
                     pending = []
                 contents.append(model_turn)
         else:
             assert_never(role)
     if pending:
-        contents.append(_validated({"role": "user", "parts": pending}))
+        contents.append(gt.Content(role="user", parts=pending))
     return contents, system_texts

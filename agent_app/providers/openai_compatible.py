@@ -83,9 +83,13 @@ def _arguments_object(raw: object) -> dict[str, Any]:
     return parsed
 
 
+def _null(constant: str) -> None:
+    """``NaN`` and ``Infinity`` (Python's reader takes them; they are not JSON) read as ``null``, as stored."""
+
+
 def _decoded(raw: str | bytes) -> object:
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_null)
     except json.JSONDecodeError as exc:
         why = f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
         raise _UnreadableArgumentsError(why) from None

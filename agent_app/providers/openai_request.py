@@ -20,6 +20,7 @@ from openai.types.chat import (
 )
 from pydantic_core import to_json
 
+from agent_app.message_memo import MessageMemo
 from agent_app.providers.base import ProviderError
 from agent_app.types import ChatMessage, ToolResult, ToolSchema
 
@@ -105,22 +106,27 @@ def _tool_message(message: ChatMessage) -> ChatCompletionMessageParam:
     return {"role": "tool", "tool_call_id": wire_call_id(result.tool_call_id), "content": tool_result_text(result)}
 
 
+def _message_to_openai(message: ChatMessage) -> ChatCompletionMessageParam:
+    """One message of our history as a chat message; every role is matched: a new one is a type error."""
+    role = message.role
+    if role == "system":
+        return {"role": "system", "content": message.content}
+    if role == "user":
+        return {"role": "user", "content": message.content}
+    if role == "assistant":
+        return _assistant_message(message)
+    if role == "tool":
+        return _tool_message(message)
+    assert_never(role)
+
+
+_wire_message = MessageMemo(_message_to_openai)
+"""Each message converted once (a tool result's JSON is most of a request's history); the SDK only reads them."""
+
+
 def messages_to_openai(system_prompt: str, messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
     """Our history as chat messages: the system prompt first, assistant turns with ``tool_calls``, tool
-    results as ``tool`` messages carrying ``tool_call_id``. Every role is matched: a new one is a type error."""
-    wire: list[ChatCompletionMessageParam] = []
-    if system_prompt:
-        wire.append({"role": "system", "content": system_prompt})
-    for message in messages:
-        role = message.role
-        if role == "system":
-            wire.append({"role": "system", "content": message.content})
-        elif role == "user":
-            wire.append({"role": "user", "content": message.content})
-        elif role == "assistant":
-            wire.append(_assistant_message(message))
-        elif role == "tool":
-            wire.append(_tool_message(message))
-        else:
-            assert_never(role)
+    results as ``tool`` messages carrying ``tool_call_id``."""
+    wire: list[ChatCompletionMessageParam] = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    wire.extend(_wire_message(message) for message in messages)
     return wire

@@ -1,0 +1,131 @@
+"""What our stack adds per model request as a conversation grows, against the raw SDK in the same run.
+
+The 8-request tool loop of ``bench_provider_loop`` runs after an earlier conversation of ``PRIOR_TURNS`` turns,
+each a question, a ``transcribe_video`` call, its transcript (about 20 KB of JSON) and an answer. A hand loop on
+the SDK keeps that history in wire form between turns and only appends; ours reads it from the chat store when
+the run starts (as the page does) and sends it on every request, fitted, validated and converted. Work that
+grows with the history on every request (token estimates, wire conversion of each transcript) shows here as an
+overhead that grows with ``PRIOR_TURNS``; work done once per message does not.
+
+Run: ``.venv/bin/python -m bench.bench_long_history``
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import time
+from typing import Any
+
+import openai
+from google import genai
+from google.genai import types as gt
+
+from agent_app.registry import ToolRegistry
+from agent_app.types import ChatMessage, ToolCall, ToolDefinition, ToolResult
+from bench import bench_provider_loop as loop_bench
+from bench.bench_provider_loop import TOOL_DESCRIPTION, StepArgs, compare, configure, script, step_tool
+from fake_llm.process import server_process
+
+PRIOR_TURNS = (0, 10)
+SEGMENTS = 250
+"""Segments of each earlier transcript: about 20 KB of JSON, a few minutes of speech."""
+
+
+def transcript(turn: int) -> dict[str, Any]:
+    return {
+        "assetId": f"asset-{turn}",
+        "segments": [
+            {"startMs": i * 1200, "endMs": i * 1200 + 1100, "text": f"Segment {i} of take {turn}, as it was said."}
+            for i in range(SEGMENTS)
+        ],
+    }
+
+
+def prior_messages(turns: int) -> list[ChatMessage]:
+    """The earlier conversation as our store holds it."""
+    messages: list[ChatMessage] = []
+    for turn in range(turns):
+        call = ToolCall(id=f"prior_{turn}", name="transcribe_video", args={"assetId": f"asset-{turn}"})
+        result = ToolResult(tool_call_id=call.id, name=call.name, result=transcript(turn))
+        messages += [
+            ChatMessage(role="user", content=f"What is said in take {turn}?"),
+            ChatMessage(role="assistant", tool_calls=[call]),
+            ChatMessage(role="tool", content="Transcribed", tool_result=result),
+            ChatMessage(role="assistant", content=f"Take {turn} is about the weather. " * 10),
+        ]
+    return messages
+
+
+def prior_openai(messages: list[ChatMessage]) -> list[Any]:
+    """The same conversation as a hand loop keeps it for the OpenAI SDK."""
+    wire: list[Any] = []
+    for message in messages:
+        if message.tool_calls:
+            calls = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args)}}
+                for c in message.tool_calls
+            ]
+            wire.append({"role": "assistant", "tool_calls": calls})
+        elif message.tool_result is not None:
+            content = json.dumps({"result": message.tool_result.result})
+            wire.append({"role": "tool", "tool_call_id": message.tool_result.tool_call_id, "content": content})
+        else:
+            wire.append({"role": message.role, "content": message.content})
+    return wire
+
+
+def prior_gemini(messages: list[ChatMessage]) -> list[gt.Content]:
+    """The same conversation as a hand loop keeps it for google-genai."""
+    contents: list[gt.Content] = []
+    for message in messages:
+        if message.tool_calls:
+            parts = [gt.Part(function_call=gt.FunctionCall(name=c.name, args=c.args)) for c in message.tool_calls]
+            contents.append(gt.Content(role="model", parts=parts))
+        elif message.tool_result is not None:
+            result = message.tool_result
+            part = gt.Part.from_function_response(name=result.name, response={"output": result.result})
+            contents.append(gt.Content(role="user", parts=[part]))
+        else:
+            role = "model" if message.role == "assistant" else "user"
+            contents.append(gt.Content(role=role, parts=[gt.Part(text=message.content)]))
+    return contents
+
+
+def main() -> None:
+    registry = ToolRegistry()
+    registry.register_tool(ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool))
+    os.environ["LLM_CONTEXT_TOKENS"] = "1000000"  # the whole history is sent: this measures sending, not fitting
+    event_loop = asyncio.new_event_loop()
+    print(f"{loop_bench.REQUESTS}-request tool loop after an earlier conversation; overhead = ours - raw async SDK")
+    print(f"{'provider':<18} {'earlier turns':>13} {'history KB':>10} {'clock':<5} {'raw ms/req':>11}", end="")
+    print(f" {'ours ms/req':>12} {'overhead ms/req':>16}")
+    with server_process(script) as server:
+        key, gemini_options = "bench-key", gt.HttpOptions(base_url=server.gemini_base_url)
+        async_openai = openai.AsyncOpenAI(api_key=key, base_url=server.openai_base_url, max_retries=0)
+        async_gemini = genai.Client(api_key=key, http_options=gemini_options)
+        for provider in ("openai-compatible", "gemini"):
+            configure(provider, server)
+            for turns in PRIOR_TURNS:
+                prior = prior_messages(turns)
+                size = sum(len(m.model_dump_json()) for m in prior) // 1000
+                if provider == "gemini":
+                    contents = prior_gemini(prior)
+                    fetch = loop_bench.gemini_async_fetch(async_gemini, event_loop)
+                    raw = functools.partial(loop_bench.raw_gemini_loop, fetch, contents)
+                else:
+                    wire = prior_openai(prior)
+                    chat_fetch = loop_bench.openai_async_fetch(async_openai, event_loop)
+                    raw = functools.partial(loop_bench.raw_openai_loop, chat_fetch, wire)
+                for clock_name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
+                    result = compare(functools.partial(loop_bench.our_loop, registry, prior), raw, clock)
+                    print(
+                        f"{provider:<18} {turns:>13} {size:>10} {clock_name:<5} {result.raw_ms:>11.3f} "
+                        f"{result.ours_ms:>12.3f} {result.overhead_ms:>16.3f}"
+                    )
+
+
+if __name__ == "__main__":
+    main()
