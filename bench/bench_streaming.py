@@ -23,7 +23,8 @@ Three measurements, each against a baseline taken in the same run:
    loop; the difference is what the route itself adds per request. The raw async SDK stream is printed
    beside them. Target (issue 10): at most 0.3 ms per request.
 
-Run: ``.venv/bin/python -m bench.bench_streaming`` (``--only 2 --runs 10``: section 2 alone, ten runs)
+Run: ``.venv/bin/python -m bench.bench_streaming`` (``--only 2 --runs 10``: section 2 alone, ten
+runs; ``--provider gemini``: section 2 against the Gemini API)
 """
 
 from __future__ import annotations
@@ -218,6 +219,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench.bench_streaming", description="Streamed answers: sections 1-3.")
     parser.add_argument("--runs", type=int, default=3, help="runs of section 2 (default 3)")
     parser.add_argument("--only", type=int, choices=(1, 2, 3), help="run this section alone")
+    parser.add_argument(
+        "--provider", choices=("openai-compatible", "gemini"), default="openai-compatible", help="API of section 2"
+    )
     args = parser.parse_args(argv)
     if args.only in (None, 1):
         with FakeLLMServer() as server:
@@ -225,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.only in (None, 3):
         route_overhead()
     if args.only in (None, 2):
-        concurrency(args.runs)
+        concurrency(args.runs, args.provider)
 
 
 if __name__ == "__main__":

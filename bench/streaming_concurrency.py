@@ -23,11 +23,15 @@ from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx2
 import openai
+from google import genai
+from google.genai import types as gt
 
+from agent_app.llm_config import GEMINI, OPENAI_COMPATIBLE
 from agent_app.types import ChatMessage, ChatRequest
 from bench.streamlit_server import run_streamlit
-from fake_llm import FakeLLMServer, delayed, openai_text, streamed
+from fake_llm import FakeLLMServer, delayed, gemini_text, openai_text, streamed
 from fake_llm.process import BaseURLs, server_process
 from fake_llm.streams import StreamScript
 
@@ -41,8 +45,9 @@ SSE_BODY = json.dumps(HELLO.to_wire()).encode()
 
 
 def script_model(latency: float, server: FakeLLMServer) -> None:
-    """The fake model's answer, after ``latency`` seconds (run in the model's own process)."""
+    """The fake model's answer on both APIs, after ``latency`` seconds (run in the model's own process)."""
     server.chat.default = delayed(streamed(openai_text(ANSWER), StreamScript(pieces=8)), latency)
+    server.gemini.default = delayed(streamed(gemini_text(ANSWER), StreamScript(pieces=8)), latency)
 
 
 @contextmanager
@@ -60,10 +65,30 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def raw_concurrent(client: openai.AsyncOpenAI) -> float:
+RawClient = openai.AsyncOpenAI | genai.Client
+
+
+def raw_client(provider: str, model: BaseURLs) -> RawClient:
+    """The raw SDK's client of ``provider`` at the fake model."""
+    if provider == GEMINI:
+        return genai.Client(
+            api_key="bench-key",
+            http_options=gt.HttpOptions(
+                base_url=model.gemini_base_url,
+                async_client_args={"limits": httpx2.Limits(max_connections=1000, max_keepalive_connections=100)},
+            ),
+        )
+    return openai.AsyncOpenAI(api_key="bench-key", base_url=model.openai_base_url, max_retries=0, timeout=30)
+
+
+async def raw_concurrent(client: RawClient) -> float:
     """``CONCURRENT`` streamed requests at once on ``client``: the wall time."""
 
     async def one() -> None:
+        if isinstance(client, genai.Client):
+            async for _ in await client.aio.models.generate_content_stream(model="fake-model", contents="Hello"):
+                pass
+            return
         stream = await client.chat.completions.create(
             model="fake-model", messages=[{"role": "user", "content": "Hello"}], stream=True
         )
@@ -150,11 +175,14 @@ def met(walls: list[float]) -> str:
     return f"{sum(wall <= TARGET_WALL for wall in walls)}/{len(walls)}"
 
 
-def concurrency(runs: int) -> None:
-    """Section 2 with ``runs`` runs, printed."""
+def concurrency(runs: int, provider: str = OPENAI_COMPATIBLE) -> None:
+    """Section 2 with ``runs`` runs against ``provider``'s API, printed."""
     with model_process(MODEL_LATENCY) as model:
-        rounds, stack = asyncio.run(measure_concurrency(model, runs))
-    print(f"\n2. {CONCURRENT} concurrent chats, latency {MODEL_LATENCY:.1f} s, {len(rounds)} runs, server on {stack}")
+        rounds, stack = asyncio.run(measure_concurrency(model, runs, provider))
+    print(
+        f"\n2. {CONCURRENT} concurrent chats, {provider}, latency {MODEL_LATENCY:.1f} s, {len(rounds)} runs, "
+        f"server on {stack}"
+    )
     print("       ------------ wall (s) ------------  ------------- CPU per chat (ms) -------------")
     print("run     raw SDK   route  done  ratio   raw SDK  server  client   model   extra")
     extras = [r.server_cpu_ms - r.raw_cpu_ms for r in rounds]
@@ -186,11 +214,13 @@ def _median(rounds: list[Round]) -> Round:
     return Round(*(statistics.median(getattr(r, name) for r in rounds) for name in Round.__dataclass_fields__))
 
 
-def route_env(base_url: str) -> dict[str, str]:
-    """The settings of a route answering with the fake model at ``base_url``, open to loopback clients."""
+def route_env(base_url: str, provider: str = OPENAI_COMPATIBLE) -> dict[str, str]:
+    """The settings of a route answering with the fake model at ``base_url`` (its OpenAI-compatible or Gemini
+    base URL, as ``provider`` says), open to loopback clients."""
+    where = {"GOOGLE_GEMINI_BASE_URL": base_url} if provider == GEMINI else {"LLM_BASE_URL": base_url}
     return {
-        "LLM_PROVIDER": "openai-compatible",
-        "LLM_BASE_URL": base_url,
+        "LLM_PROVIDER": provider,
+        **where,
         "LLM_MODEL": "fake-model",
         "LLM_API_KEY": "bench-key",
         "LLM_MAX_RETRIES": "0",
@@ -208,13 +238,12 @@ def server_stack(pid: int) -> str:
     return f"{loop} + {parser}"
 
 
-async def measure_concurrency(model: BaseURLs, runs: int) -> tuple[list[Round], str]:
+async def measure_concurrency(model: BaseURLs, runs: int, provider: str) -> tuple[list[Round], str]:
     """``runs`` rounds of: the raw async SDK straight to the model, then the route, 100 chats at once each;
     one warm-up burst of each first."""
-    base_url = model.openai_base_url
-    env = route_env(base_url)
+    env = route_env(model.gemini_base_url if provider == GEMINI else model.openai_base_url, provider)
     me = os.getpid()
-    raw = openai.AsyncOpenAI(api_key="bench-key", base_url=base_url, max_retries=0, timeout=30)
+    raw = raw_client(provider, model)
     with tempfile.TemporaryDirectory() as tmp:
         env["AGENT_DATA_DIR"] = str(Path(tmp) / "data")
         with run_streamlit(env, Path(tmp)) as app:
@@ -233,5 +262,5 @@ async def measure_concurrency(model: BaseURLs, runs: int) -> tuple[list[Round], 
                 model_cpu = cpu_seconds(model.pid) - model_cpu
                 cpu_ms = (raw_cpu, server_cpu, client_cpu, model_cpu)
                 rounds.append(Round(raw_wall, route_wall, done, *(cpu * 1000 / CONCURRENT for cpu in cpu_ms)))
-    await raw.close()
+    await (raw.aio.aclose() if isinstance(raw, genai.Client) else raw.close())
     return rounds, stack
