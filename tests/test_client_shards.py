@@ -1,5 +1,6 @@
 """Several SDK clients per event loop (:mod:`agent_app.providers.client_shards`): which client a request gets,
-and, with the real ``openai`` SDK against the fake server, that bursts and single requests reuse connections."""
+and, with the real ``openai`` and ``google-genai`` SDKs against the fake server, that bursts and single requests
+reuse connections."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 
 from agent_app.providers import get_adapter
 from agent_app.providers.client_shards import MAX_CLIENTS, REQUESTS_PER_CLIENT, ClientShards
+from agent_app.providers.gemini import GeminiAdapter
 from agent_app.providers.openai_compatible import OpenAICompatibleAdapter
 from agent_app.types import ChatMessage
-from fake_llm import FakeLLMServer, delayed, openai_text, streamed
+from fake_llm import FakeLLMServer, delayed, gemini_text, openai_text, streamed
 
 
 def _numbered() -> ClientShards[int]:
@@ -69,25 +71,33 @@ def test_past_the_last_client_the_least_busy_one_takes_the_request() -> None:
 BURST = 2 * REQUESTS_PER_CLIENT + 4
 
 
-def test_bursts_through_the_adapter_reuse_their_connections(openai_llm: FakeLLMServer) -> None:
+@pytest.mark.parametrize("provider", ["openai-compatible", "gemini"])
+def test_bursts_through_the_adapter_reuse_their_connections(provider: str, request: pytest.FixtureRequest) -> None:
     """Three bursts of concurrent streamed requests, then one alone, on one event loop: every answer whole,
     three clients (8 + 8 + 4 requests), and the second and third bursts open no connection (each client
     reuses its own idle ones), nor does the request alone."""
-    openai_llm.chat.default = delayed(streamed(openai_text("All fine.")), 0.3)
+    if provider == "gemini":
+        server: FakeLLMServer = request.getfixturevalue("gemini_llm")
+        endpoint = server.gemini
+        endpoint.default = delayed(streamed(gemini_text("All fine.")), 0.3)
+    else:
+        server = request.getfixturevalue("openai_llm")
+        endpoint = server.chat
+        endpoint.default = delayed(streamed(openai_text("All fine.")), 0.3)
     adapter = get_adapter()
-    assert isinstance(adapter, OpenAICompatibleAdapter)
+    assert isinstance(adapter, OpenAICompatibleAdapter | GeminiAdapter)
     hello = [ChatMessage(role="user", content="Hello")]
 
     async def bursts() -> tuple[list[set[int]], int]:
         ports = []
         for _ in range(3):
-            seen = len(openai_llm.chat.requests)
+            seen = len(endpoint.requests)
             answers = await asyncio.gather(*(adapter.achat(hello) for _ in range(BURST)))
             assert [answer.content for answer in answers] == ["All fine."] * BURST
-            ports.append({request.client_port for request in openai_llm.chat.requests[seen:]})
+            ports.append({recorded.client_port for recorded in endpoint.requests[seen:]})
         assert len(adapter.clients.clients) == 3 and adapter.clients.in_flight == (0, 0, 0)
         await adapter.achat(hello)
-        return ports, openai_llm.chat.requests[-1].client_port
+        return ports, endpoint.requests[-1].client_port
 
     ports, alone = asyncio.run(bursts())
     assert len(ports[0]) == BURST and ports[1] == ports[0] and ports[2] == ports[0] and alone in ports[0]

@@ -12,11 +12,14 @@ requests in flight, so one request at a time always uses the first client and it
 connection, no new TLS handshake, when a single pool would not need one either), and a burst fills the
 clients in the same order each time, each client reusing its own idle connections. Past
 :data:`MAX_CLIENTS` the least busy client takes the request. Counted on the loop only (no lock): the
-clients of one event loop serve that loop's requests alone.
+clients of one event loop serve that loop's requests alone (:class:`LoopClients`: one set per loop).
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Generic, TypeVar
@@ -73,3 +76,27 @@ class ClientShards(Generic[ClientT]):
             self._in_flight.append(0)
             return len(self._clients) - 1
         return min(range(len(self._in_flight)), key=self._in_flight.__getitem__)
+
+
+class LoopClients(Generic[ClientT]):
+    """The :class:`ClientShards` of each event loop (an async client's connections belong to the loop that
+    opened them), made on first use in that loop and dropped with the loop. Shared between threads."""
+
+    def __init__(self, make: Callable[[], ClientT]) -> None:
+        self._make = make
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ClientShards[ClientT]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def current(self) -> ClientShards[ClientT]:
+        """The clients of the running event loop."""
+        loop = asyncio.get_running_loop()
+        shards = self._by_loop.get(loop)
+        if shards is None:
+            with self._lock:
+                shards = self._by_loop.get(loop)
+                if shards is None:
+                    shards = ClientShards(self._make)
+                    self._by_loop[loop] = shards
+        return shards

@@ -40,6 +40,7 @@ from google.genai import types as gt
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
+from agent_app.providers.client_shards import ClientShards, LoopClients
 from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, request_config, stored_content
 from agent_app.providers.gemini_stream import ResponseAssembler, token_usage
 from agent_app.providers.provider_loop import TextSink
@@ -128,15 +129,25 @@ def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | Non
 
 
 class GeminiAdapter(ProviderAdapter):
-    """One ``genai.Client`` per configuration (kept referenced: a collected client closes its transport);
-    its async side keeps one connection pool per event loop by itself."""
+    """``genai.Client``s per configuration and event loop, several per loop when many requests run at once
+    (:mod:`~agent_app.providers.client_shards`); each is kept referenced while its loop lives (a collected
+    client closes its transport)."""
 
     name = "gemini"
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
+        self._clients = LoopClients(self._new_client)
+
+    @property
+    def clients(self) -> ClientShards[genai.Client]:
+        """The clients of the running event loop."""
+        return self._clients.current()
+
+    def _new_client(self) -> genai.Client:
+        config = self.config
         backoff = config.retry_backoff_seconds
-        self.client = genai.Client(
+        return genai.Client(
             api_key=config.api_key,
             http_options=gt.HttpOptions(
                 base_url=config.gemini_base_url,
@@ -172,13 +183,14 @@ class GeminiAdapter(ProviderAdapter):
         while True:
             assembler = ResponseAssembler()
             try:
-                stream = await self.client.aio.models.generate_content_stream(
-                    model=self.config.model, contents=contents, config=config
-                )
-                async for chunk in stream:
-                    text = assembler.add(chunk)
-                    if text:
-                        on_text(text)
+                with self.clients.lease() as client:
+                    stream = await client.aio.models.generate_content_stream(
+                        model=self.config.model, contents=contents, config=config
+                    )
+                    async for chunk in stream:
+                        text = assembler.add(chunk)
+                        if text:
+                            on_text(text)
             except Exception as exc:  # every SDK, transport and parse failure is a provider error
                 raise ProviderError(describe_failure(exc), _kind(exc), partial_text=assembler.text) from exc
             try:

@@ -24,10 +24,7 @@ Local servers differ from OpenAI in small ways this adapter absorbs rather than 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-import weakref
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -42,7 +39,7 @@ from openai.types.chat import (
 from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
-from agent_app.providers.client_shards import ClientShards
+from agent_app.providers.client_shards import ClientShards, LoopClients
 from agent_app.providers.openai_request import METADATA_KEY, messages_to_openai, tool_schema_to_openai
 from agent_app.providers.openai_stream import AssembledMessage, CompletionAssembler, text_of, token_usage
 from agent_app.providers.provider_loop import TextSink
@@ -164,23 +161,12 @@ class OpenAICompatibleAdapter(ProviderAdapter):
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self._shards: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ClientShards[openai.AsyncOpenAI]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._lock = threading.Lock()
+        self._clients = LoopClients(self._new_client)
 
     @property
     def clients(self) -> ClientShards[openai.AsyncOpenAI]:
         """The clients of the running event loop (their connections cannot serve another loop)."""
-        loop = asyncio.get_running_loop()
-        shards = self._shards.get(loop)
-        if shards is None:
-            with self._lock:
-                shards = self._shards.get(loop)
-                if shards is None:
-                    shards = ClientShards(self._new_client)
-                    self._shards[loop] = shards
-        return shards
+        return self._clients.current()
 
     @property
     def client(self) -> openai.AsyncOpenAI:
