@@ -9,8 +9,9 @@ they accept the same histories, and bytes exist only at the HTTP edge.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from agent_app.context_budget import context_budget
 from agent_app.context_fit import ContextTooLargeError, ContextWindow, FittedHistory
@@ -26,7 +27,7 @@ from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
 from agent_app.prompt import build_system_prompt
 from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
-from agent_app.providers.provider_loop import RequestCancelledError, TextSink
+from agent_app.providers.provider_loop import RequestCancelledError, TextSink, run_streaming
 from agent_app.request_validation import check_chat_request
 from agent_app.settings import Settings, load_settings
 from agent_app.types import AgentContext, CancelSignal, ChatMessage, ChatRequest, ChatResponse, ToolSchema
@@ -121,6 +122,9 @@ def _prepare(request: ChatRequest, setup: ChatSetup) -> tuple[_Call, FittedHisto
         raise ChatError(ErrorKind.TOO_LARGE_FOR_MODEL, str(exc)) from None
 
 
+STOPPED_TEXT = "Stopped before the answer was complete"
+
+
 def _refused_as_too_long(exc: Exception) -> bool:
     """The provider's own context-length refusal, met before any text arrived: worth one smaller retry."""
     return isinstance(exc, ProviderError) and exc.kind is ErrorKind.CONTEXT_TOO_LONG and not exc.partial_text
@@ -131,8 +135,6 @@ def _failure(call: _Call, exc: Exception) -> ChatError:
     provider, model = call.config.provider, call.config.model
     if isinstance(exc, ContextTooLargeError):  # the retry's fitting, with the provider's own numbers
         return ChatError(ErrorKind.TOO_LARGE_FOR_MODEL, str(exc))
-    if isinstance(exc, RequestCancelledError):
-        return ChatError(ErrorKind.STOPPED, "Stopped before the answer was complete", partial_text=exc.partial_text)
     if isinstance(exc, ProviderError):
         logger.warning("LLM provider error (provider %s, model %s): %s", provider, model, exc)
         return provider_failure(exc.kind, exc.partial_text)
@@ -140,49 +142,20 @@ def _failure(call: _Call, exc: Exception) -> ChatError:
     return provider_failure(ErrorKind.PROVIDER_FAILED)
 
 
-def handle_chat(
+async def handle_chat_async(
     request: ChatRequest,
     *,
     settings: Settings | None = None,
     setup: ChatSetup | None = None,
     on_text: TextSink | None = None,
-    cancel: CancelSignal | None = None,
 ) -> ChatResponse:
     """One streamed provider call for ``request``, its history fitted into the model's window (once more,
-    smaller, if the provider still finds it too long). ``on_text`` gets the answer's text as it arrives;
-    ``cancel`` closes the response (kind ``STOPPED``, with the text so far). Raises only :class:`ChatError`:
-    a provider failure is logged with its cause (secrets removed) and raised with the spec's bare text.
-    ``setup``: the run's :class:`ChatSetup` (default: one for this request, of ``settings`` and the enabled tools)."""
+    smaller, if the provider still finds it too long), awaited on the caller's loop: no thread is held, and
+    cancelling the task closes the provider's response. ``on_text`` gets the answer's text as it arrives.
+    Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets removed) and raised
+    with the spec's bare text. ``setup``: the run's :class:`ChatSetup` (default: one for this request, of
+    ``settings`` and the enabled tools)."""
     call, fitted = _prepare(request, setup if setup is not None else ChatSetup(settings))
-
-    def send(messages: Sequence[ChatMessage]) -> ChatResponse:
-        return call.adapter.chat(
-            messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=on_text, cancel=cancel
-        )
-
-    try:
-        try:
-            response = send(fitted.messages)
-        except Exception as exc:
-            if not _refused_as_too_long(exc):
-                raise
-            fitted = call.window.refit(request.messages, fitted, str(exc))
-            response = send(fitted.messages)
-    except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
-        raise _failure(call, exc) from None
-    return response.model_copy(update={"context": fitted.report})
-
-
-async def handle_chat_async(
-    request: ChatRequest,
-    *,
-    settings: Settings | None = None,
-    on_text: TextSink | None = None,
-) -> ChatResponse:
-    """:func:`handle_chat` for a caller on an event loop (the HTTP route): the provider call is awaited, no
-    thread is held; ``on_text`` is called on the caller's loop; cancelling the task closes the provider's
-    response."""
-    call, fitted = _prepare(request, ChatSetup(settings))
 
     async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return await call.adapter.achat(
@@ -200,3 +173,25 @@ async def handle_chat_async(
     except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
         raise _failure(call, exc) from None
     return response.model_copy(update={"context": fitted.report})
+
+
+def handle_chat(
+    request: ChatRequest,
+    *,
+    settings: Settings | None = None,
+    setup: ChatSetup | None = None,
+    on_text: TextSink | None = None,
+    cancel: CancelSignal | None = None,
+) -> ChatResponse:
+    """:func:`handle_chat_async` for a thread (the page's client, a run's worker), on the thread's own event
+    loop (:func:`~agent_app.providers.provider_loop.run_streaming`): when ``cancel`` is set the provider's
+    response is closed at once and :class:`ChatError` of kind ``STOPPED`` raised, with the text so far; an
+    exception of ``on_text`` (the caller's own) ends the request and propagates as it is."""
+
+    def start(sink: TextSink) -> Coroutine[Any, Any, ChatResponse]:
+        return handle_chat_async(request, settings=settings, setup=setup, on_text=sink)
+
+    try:
+        return run_streaming(start, on_text=on_text, cancel=cancel)
+    except RequestCancelledError as exc:
+        raise ChatError(ErrorKind.STOPPED, STOPPED_TEXT, partial_text=exc.partial_text) from None
