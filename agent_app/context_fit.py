@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agent_app.clock import clock_text
 from agent_app.context_budget import ContextBudget, clamp_scale, fixed_tokens, message_tokens, usage_scale
-from agent_app.prompt import format_ms
 from agent_app.types import AgentContext, ChatMessage, ContextReport, ToolCall, ToolResult, ToolSchema
 
 logger = logging.getLogger(__name__)
@@ -307,7 +307,7 @@ def _describe_transcript(tool: str, data: dict[str, Any], context: AgentContext 
     start = _ms(segments[0].get("startMs")) if segments else _ms(data.get("startMs"))
     end = _ms(segments[-1].get("endMs")) if segments else _ms(data.get("endMs"))
     words = sum(len(str(segment.get("text", "")).split()) for segment in segments)
-    span = f"{_clock(start)}–{_clock(end)}"
+    span = f"{clock_text(start)}–{clock_text(end)}"
     arguments = {"assetId": asset_id, "startMs": start, "endMs": end}
     return (
         f"transcript of {names.get(asset_id, asset_id)} {span}, {words:,} words; "
@@ -317,11 +317,6 @@ def _describe_transcript(tool: str, data: dict[str, Any], context: AgentContext 
 
 def _ms(value: object) -> int:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
-def _clock(ms: int) -> str:
-    """``m:ss`` of :func:`~agent_app.prompt.format_ms` without the milliseconds (a stub names a range)."""
-    return format_ms(ms).rsplit(".", 1)[0]
 
 
 def _arguments(args: dict[str, Any]) -> str:
