@@ -190,6 +190,20 @@ def _user_part(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Pa
     return part
 
 
+_user_contents: MessageMemo[dict[tuple[int, ...], gt.Content]] = MessageMemo(lambda message: {})
+"""A user-side ``Content`` by the parts it groups, kept on the group's last message (each request of a run sends
+the same groups; building one validates it again)."""
+
+
+def _user_content(last: ChatMessage, parts: list[gt.Part]) -> gt.Content:
+    contents = _user_contents(last)
+    key = tuple(id(part) for part in parts)  # the Content holds its parts, so no id is reused while it is kept
+    content = contents.get(key)
+    if content is None:
+        content = contents[key] = gt.Content(role="user", parts=parts)
+    return content
+
+
 def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content], list[str]]:
     """Our history as Gemini ``contents``, plus the texts of any ``system`` messages (which belong in
     ``system_instruction``). Every role is matched: a new one is a type error, never another role.
@@ -201,10 +215,12 @@ def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content
     system_texts: list[str] = []
     gemini_ids: dict[str, str | None] = {}
     pending: list[gt.Part] = []
+    last: ChatMessage | None = None
     for message in messages:
         role = message.role
         if role == "tool" or (role == "user" and message.content.strip()):  # Gemini rejects an empty text part
             pending.append(_user_part(message, gemini_ids))
+            last = message
         elif role == "user":
             continue
         elif role == "system":
@@ -212,12 +228,12 @@ def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content
         elif role == "assistant":
             model_turn = _model_content(message, gemini_ids)
             if model_turn is not None:
-                if pending:
-                    contents.append(gt.Content(role="user", parts=pending))
+                if pending and last is not None:
+                    contents.append(_user_content(last, pending))
                     pending = []
                 contents.append(model_turn)
         else:
             assert_never(role)
-    if pending:
-        contents.append(gt.Content(role="user", parts=pending))
+    if pending and last is not None:
+        contents.append(_user_content(last, pending))
     return contents, system_texts
