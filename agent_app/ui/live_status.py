@@ -24,7 +24,7 @@ STATUS_LABELS: dict[ExecutionState, str] = {
     "responding": "Writing the answer…",
     "error": "The assistant could not answer",
 }
-QUEUED_LABEL = "Queued: the assistant starts as soon as a run elsewhere finishes…"
+QUEUED_LABEL = "Queued: the assistant starts as soon as it is free…"
 STOPPING_LABEL = "Stopping…"
 STOP_KEY = "chat_stop"
 CUT_TEXT_NOTE = "Cut off before the end: this text is not part of the conversation, and the model does not see it."
