@@ -3,7 +3,7 @@
 Why: a run resends its whole history with every model request, and the messages it appends are the same
 objects each time; estimating a message's tokens or converting it to a provider's wire form (a transcript's
 JSON: tens of KB) would otherwise be paid again on every request, so a request's cost grew with the
-conversation (``bench/bench_provider_loop.py``, long history). Keyed by identity, not content: messages are
+conversation (``bench/bench_long_history.py``). Keyed by identity, not content: messages are
 frozen models, and a changed copy (a stubbed result) is a new object with values of its own.
 """
 

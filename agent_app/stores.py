@@ -97,10 +97,9 @@ class ChatStore:
     # -- actions ---------------------------------------------------------------------------------
 
     def add_message(self, message: ChatMessage | Mapping[str, Any]) -> ChatMessage:
-        """Append ``message`` (a model, or its dict in either spelling) and write it through; return the model
-        (frozen, so it is what was stored: its JSON, in which a NaN a model sent in arguments reads ``null``, as
-        every wire conversion also writes it). ``ValueError`` for an invalid message or an ``id`` already there;
-        nothing changes then."""
+        """Append ``message`` (a model, or its dict in either spelling) and write it through; return the model as
+        stored (frozen, so nothing can change it afterwards). ``ValueError`` for an invalid message or an ``id``
+        already there; nothing changes then."""
         stored = message if isinstance(message, ChatMessage) else ChatMessage.model_validate(dict(message))
         raw = stored.model_dump_json(by_alias=True, exclude_none=True)
         existing = self._raw_messages()

@@ -168,11 +168,6 @@ class OpenAICompatibleAdapter(ProviderAdapter):
         """The clients of the running event loop (their connections cannot serve another loop)."""
         return self._clients.current()
 
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The running event loop's client for one request at a time."""
-        return self.clients.first
-
     def _new_client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
             api_key=self.config.api_key,

@@ -83,7 +83,7 @@ def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, con
             should_stop=control.should_stop,
         ),
     )
-    orchestrator.run([*history])  # the loaded messages themselves: the store would parse its copy again
+    orchestrator.run(history)  # the loaded messages themselves: the store would parse its copy again
     unsaved_ids = set(chat.unsaved)
     unsaved = tuple(m for m in chat.messages if m.id in unsaved_ids)
     if orchestrator.stopped:
