@@ -191,10 +191,11 @@ class OpenAICompatibleAdapter(ProviderAdapter):
             with self.clients.lease() as client:
                 stream = await client.chat.completions.create(
                     model=self.config.model,
-                    messages=wire_messages,
-                    tools=tools if tools else openai.omit,
+                    messages=[],  # placeholders: the values go in ``extra_body`` (_untransformed says why)
+                    tools=[] if tools else openai.omit,
                     stream=True,
                     stream_options={"include_usage": True},
+                    extra_body=_untransformed(wire_messages, tools),
                 )
                 async with stream:  # closes the response however the reading ends (a cancel included)
                     whole = None
@@ -219,6 +220,17 @@ class OpenAICompatibleAdapter(ProviderAdapter):
         if isinstance(exc, openai.NotFoundError):  # the usual local-server mistake, worth a hint in the log
             cause += " (check LLM_BASE_URL, which usually ends in /v1, and LLM_MODEL)"
         return cause
+
+
+def _untransformed(messages: list[Any], tools: list[Any]) -> dict[str, Any]:
+    """The history and tools for ``extra_body``, which the SDK merges into the body after its request transform.
+
+    Why: that transform walks the whole request against the params' TypedDict unions on every call, about
+    0.13 ms per message (2 ms for the last request of an 8-request tool loop, more as a conversation grows),
+    to rename aliased keys and format dates or files, which no message we build has. The placeholders in the
+    typed arguments keep each key's place, so the body is the typed call's byte for byte
+    (``tests/test_openai_request_body.py``)."""
+    return {"messages": messages, "tools": tools} if tools else {"messages": messages}
 
 
 def whole_completion(body: bytes) -> object:

@@ -94,8 +94,7 @@ def _assistant_message(message: ChatMessage) -> ChatCompletionMessageParam:
     ]
     if message.content:
         return {"role": "assistant", "content": message.content, "tool_calls": calls}
-    # No ``content`` key at all rather than null: the same to every server, and the SDK's per-key
-    # request transform is its most expensive step.
+    # No ``content`` key at all rather than null: the same to every server, and a smaller body.
     return {"role": "assistant", "tool_calls": calls}
 
 
