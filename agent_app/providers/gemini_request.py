@@ -1,4 +1,5 @@
-"""Our history and tool schemas as a Gemini request: ``contents``, ``system_instruction`` and declarations.
+"""Our history and tool schemas as a Gemini request body: ``contents``, ``systemInstruction`` and ``tools``, as
+the API's JSON, each message converted once (:class:`~agent_app.message_memo.MessageMemo`).
 
 Why apart from the adapter (:mod:`agent_app.providers.gemini`): building the request and reading the answer
 are separate jobs that meet only in ``provider_metadata``, where the adapter stores Gemini's own turn and
@@ -10,14 +11,11 @@ callable turns on the SDK's own tool loop, which would run tools behind the orch
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, assert_never
 
 from google.genai import types as gt
-from pydantic import ValidationError
-from pydantic_core import to_json
+from pydantic import BaseModel, ValidationError
 
 from agent_app.message_memo import MessageMemo
 from agent_app.providers.base import ProviderError
@@ -59,82 +57,48 @@ def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
     )
 
 
-def request_config(instruction: str, tool_schemas: Sequence[ToolSchema]) -> gt.GenerateContentConfig:
-    """The request's config: system instruction, declarations, automatic function calling off."""
-    return _config(instruction, tuple(schema.model_dump_json() for schema in tool_schemas))
-
-
-@functools.lru_cache(maxsize=64)
-def _config(instruction: str, schemas_json: tuple[str, ...]) -> gt.GenerateContentConfig:
-    """Built once per prompt and tool set (a tool loop sends the same ones every request; see :class:`_Contents`
-    for why google-genai's models are worth building once)."""
-    declarations = [tool_schema_to_gemini(ToolSchema.model_validate_json(text)) for text in schemas_json]
-    return gt.GenerateContentConfig(
-        system_instruction=instruction or None,
-        tools=[gt.Tool(function_declarations=declarations)] if declarations else None,
-        automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True),
-    )
-
-
 Json = dict[str, Any]
 
 
-class _Contents:
-    """Validated ``Content`` objects by their JSON text, the :data:`CACHED_CONTENTS` last used kept. Why: google-
-    genai validates every model it builds (a dozen per turn, 10-60 µs each), and a tool loop resends the whole
-    history on every request; ``bench/bench_provider_loop.py`` misses its 0.3 ms target without it. The
-    answer's own ``Content`` goes in with the JSON it is stored as (:func:`stored_content`), so the next request
-    finds the model's turn without validating it again. The SDK only reads the objects."""
-
-    def __init__(self) -> None:
-        self._items: OrderedDict[bytes, gt.Content] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: bytes) -> gt.Content:
-        with self._lock:
-            content = self._items.get(key)
-            if content is not None:
-                self._items.move_to_end(key)
-                return content
-        content = gt.Content.model_validate_json(key)
-        self.put(key, content)
-        return content
-
-    def put(self, key: bytes, content: gt.Content) -> None:
-        with self._lock:
-            self._items[key] = content
-            self._items.move_to_end(key)
-            if len(self._items) > CACHED_CONTENTS:
-                self._items.popitem(last=False)
+def wire_json(model: BaseModel) -> Json:
+    """A google-genai model as the API's JSON: its own field aliases (camelCase), bytes as URL-safe base64,
+    unset fields left out; what the SDK's request converter sends for the fields we use (the equality is
+    tested against the SDK's typed call, ``tests/test_gemini_request_body.py``)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-CACHED_CONTENTS = 2048
-"""Holds a long conversation's whole fitted history: with 128 every request of a 1,000-message conversation
-missed them all in turn (``bench/bench_context_window.py``)."""
-
-_contents = _Contents()
+def request_body(instruction: str, tool_schemas: Sequence[ToolSchema], contents: list[Json]) -> Json:
+    """The request's body fields: contents, system instruction and declarations, in the API's JSON."""
+    return {"contents": contents, **_fixed(instruction, tuple(schema.model_dump_json() for schema in tool_schemas))}
 
 
-def _validated(content: Json) -> gt.Content:
-    return _contents.get(to_json(content))
+@functools.lru_cache(maxsize=64)
+def _fixed(instruction: str, schemas_json: tuple[str, ...]) -> Json:
+    """The system instruction and declarations, built once per prompt and tool set (every request of a run sends
+    the same ones)."""
+    body: Json = {}
+    if instruction:
+        body["systemInstruction"] = wire_json(gt.Content(role="user", parts=[gt.Part(text=instruction)]))
+    declarations = [tool_schema_to_gemini(ToolSchema.model_validate_json(text)) for text in schemas_json]
+    if declarations:
+        body["tools"] = [wire_json(gt.Tool(function_declarations=declarations))]
+    return body
 
 
 def stored_content(content: gt.Content) -> Json:
-    """The model's turn as stored in ``provider_metadata`` (JSON), remembered for the next request's replay."""
-    data = content.model_dump(mode="json", exclude_none=True)
-    _contents.put(to_json(data), content)
-    return data
+    """The model's turn as stored in ``provider_metadata`` (JSON in the SDK's field names)."""
+    return content.model_dump(mode="json", exclude_none=True)
 
 
-def _stored_turn(message: ChatMessage) -> tuple[gt.Content, dict[str, str | None]] | None:
-    """Gemini's own ``Content`` of the turn and its call ids, when the metadata holds a valid one whose function
-    calls are this message's."""
+def _stored_turn(message: ChatMessage) -> tuple[Json, dict[str, str | None]] | None:
+    """Gemini's own turn (validated, as the API's JSON) and its call ids, when the metadata holds a valid
+    ``Content`` whose function calls are this message's."""
     metadata = (message.provider_metadata or {}).get(METADATA_KEY)
     raw = metadata.get("content") if isinstance(metadata, dict) else None
     if not isinstance(raw, dict):
         return None
     try:
-        content = _validated(raw)
+        content = gt.Content.model_validate(raw)
     except ValidationError:
         return None
     names = [part.function_call.name or "" for part in content.parts or [] if part.function_call is not None]
@@ -142,26 +106,31 @@ def _stored_turn(message: ChatMessage) -> tuple[gt.Content, dict[str, str | None
         return None
     call_ids = metadata.get("callIds") if isinstance(metadata, dict) else None
     ids = {str(k): (str(v) if v else None) for k, v in call_ids.items()} if isinstance(call_ids, dict) else {}
-    return content, ids
+    return wire_json(content), ids
 
 
-def _model_content(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Content | None:
-    """The assistant turn: Gemini's own ``Content`` when stored, else rebuilt from our fields (a turn
-    from another provider, or stored metadata that is not a valid ``Content`` or whose function calls are
-    not this message's; no ids then, since those are ours and Gemini matches by name and order). ``None``
-    for a turn with nothing in it: Gemini rejects an empty text part."""
+def _model_turn(message: ChatMessage) -> tuple[Json | None, dict[str, str | None]]:
+    """The assistant turn and the Gemini ids of its calls: Gemini's own ``Content`` when stored, else rebuilt
+    from our fields (a turn from another provider, or stored metadata that is not a valid ``Content`` or whose
+    function calls are not this message's; no ids then, since those are ours and Gemini matches by name and
+    order). No turn for one with nothing in it: Gemini rejects an empty text part."""
     stored = _stored_turn(message)
     if stored is not None:
-        gemini_ids.update(stored[1])
-        return stored[0]
-    parts: list[Json] = [{"text": message.content}] if message.content.strip() else []
-    for call in message.tool_calls or []:
-        gemini_ids[call.id] = None
-        parts.append({"function_call": {"name": call.name, "args": call.args}})
-    return _validated({"role": "model", "parts": parts}) if parts else None
+        return stored
+    parts: list[gt.Part] = [gt.Part(text=message.content)] if message.content.strip() else []
+    parts.extend(gt.Part(function_call=gt.FunctionCall(name=c.name, args=c.args)) for c in message.tool_calls or [])
+    ids: dict[str, str | None] = {call.id: None for call in message.tool_calls or []}
+    return (wire_json(gt.Content(role="model", parts=parts)) if parts else None), ids
 
 
-def _response_part(message: ChatMessage, gemini_id: str | None) -> gt.Part:
+_model_turns = MessageMemo(_model_turn)
+"""Each assistant turn validated and converted once: google-genai would validate and convert every turn of the
+history again on every request of a run (about 0.3 ms per message)."""
+
+
+def _response_part(message: ChatMessage, gemini_id: str | None) -> Json:
+    """A ``functionResponse`` part, written as the API's JSON (a transcript is tens of KB that validating a
+    google-genai ``Part`` would walk for nothing: the result is JSON already, checked when the tool returned)."""
     result = message.tool_result
     if result is None:
         raise ProviderError("a tool message without a tool result cannot be sent")
@@ -169,71 +138,56 @@ def _response_part(message: ChatMessage, gemini_id: str | None) -> gt.Part:
     response: Json = {"name": result.name, "response": payload}
     if gemini_id:
         response["id"] = gemini_id
-    return gt.Part.model_validate({"function_response": response})
+    return {"functionResponse": response}
 
 
-_user_parts: MessageMemo[dict[str | None, gt.Part]] = MessageMemo(lambda message: {})
-"""A user-side message's validated part, by the Gemini call id it answers (fixed by the turn before it): a
-transcript is tens of KB that google-genai would validate again on every request of a run."""
+_user_parts: MessageMemo[dict[str | None, Json]] = MessageMemo(lambda message: {})
+"""A user-side message's part, by the Gemini call id it answers (fixed by the turn before it): a transcript is
+tens of KB that would otherwise be validated and converted again on every request of a run."""
 
 
-def _user_part(message: ChatMessage, gemini_ids: dict[str, str | None]) -> gt.Part:
-    """A tool result as a ``function_response`` part (with Gemini's id of its call, when it gave one), or a user
+def _user_part(message: ChatMessage, gemini_ids: dict[str, str | None]) -> Json:
+    """A tool result as a ``functionResponse`` part (with Gemini's id of its call, when it gave one), or a user
     message's text."""
     gemini_id = gemini_ids.get(message.tool_result.tool_call_id) if message.tool_result is not None else None
     parts = _user_parts(message)
     part = parts.get(gemini_id)
     if part is None:
         part = parts[gemini_id] = (
-            gt.Part(text=message.content) if message.role == "user" else _response_part(message, gemini_id)
+            {"text": message.content} if message.role == "user" else _response_part(message, gemini_id)
         )
     return part
 
 
-_user_contents: MessageMemo[dict[tuple[int, ...], gt.Content]] = MessageMemo(lambda message: {})
-"""A user-side ``Content`` by the parts it groups, kept on the group's last message (each request of a run sends
-the same groups; building one validates it again)."""
-
-
-def _user_content(last: ChatMessage, parts: list[gt.Part]) -> gt.Content:
-    contents = _user_contents(last)
-    key = tuple(id(part) for part in parts)  # the Content holds its parts, so no id is reused while it is kept
-    content = contents.get(key)
-    if content is None:
-        content = contents[key] = gt.Content(role="user", parts=parts)
-    return content
-
-
-def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[gt.Content], list[str]]:
-    """Our history as Gemini ``contents``, plus the texts of any ``system`` messages (which belong in
-    ``system_instruction``). Every role is matched: a new one is a type error, never another role.
+def messages_to_gemini(messages: Sequence[ChatMessage]) -> tuple[list[Json], list[str]]:
+    """Our history as Gemini ``contents`` (the API's JSON), plus the texts of any ``system`` messages (which
+    belong in ``system_instruction``). Every role is matched: a new one is a type error, never another role.
 
     Consecutive user-side parts share one ``Content``: all tool results of a model turn (as Gemini
     requires), and a user message that follows them or another user message (turns must alternate).
     """
-    contents: list[gt.Content] = []
+    contents: list[Json] = []
     system_texts: list[str] = []
     gemini_ids: dict[str, str | None] = {}
-    pending: list[gt.Part] = []
-    last: ChatMessage | None = None
+    pending: list[Json] = []
     for message in messages:
         role = message.role
         if role == "tool" or (role == "user" and message.content.strip()):  # Gemini rejects an empty text part
             pending.append(_user_part(message, gemini_ids))
-            last = message
         elif role == "user":
             continue
         elif role == "system":
             system_texts.append(message.content)
         elif role == "assistant":
-            model_turn = _model_content(message, gemini_ids)
+            model_turn, ids = _model_turns(message)
+            gemini_ids.update(ids)
             if model_turn is not None:
-                if pending and last is not None:
-                    contents.append(_user_content(last, pending))
+                if pending:
+                    contents.append({"parts": pending, "role": "user"})
                     pending = []
                 contents.append(model_turn)
         else:
             assert_never(role)
-    if pending and last is not None:
-        contents.append(_user_content(last, pending))
+    if pending:
+        contents.append({"parts": pending, "role": "user"})
     return contents, system_texts
