@@ -2,8 +2,10 @@
 
 The 8-request tool loop of ``bench_provider_loop`` runs after an earlier conversation of ``PRIOR_TURNS`` turns,
 each a question, a ``transcribe_video`` call, its transcript (about 20 KB of JSON) and an answer. A hand loop on
-the SDK keeps that history in wire form between turns and only appends; ours reads it from the chat store when
-the run starts (as the page does) and sends it on every request, fitted, validated and converted. Work that
+the SDK keeps that history in wire form between turns and only appends, and sends it as ours does (the body's
+JSON in ``extra_body``, past the SDK's own request building: the "body" baseline of ``bench_provider_loop``);
+ours reads it from the chat store when the run starts (as the page does) and sends it on every request,
+fitted, validated and converted. Work that
 grows with the history on every request (token estimates, wire conversion of each transcript) shows here as an
 overhead that grows with ``PRIOR_TURNS``; work done once per message does not.
 
@@ -77,20 +79,20 @@ def prior_openai(messages: list[ChatMessage]) -> list[Any]:
     return wire
 
 
-def prior_gemini(messages: list[ChatMessage]) -> list[gt.Content]:
-    """The same conversation as a hand loop keeps it for google-genai."""
-    contents: list[gt.Content] = []
+def prior_gemini(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    """The same conversation as a hand loop keeps it for google-genai, as the API's JSON."""
+    contents: list[dict[str, Any]] = []
     for message in messages:
         if message.tool_calls:
-            parts = [gt.Part(function_call=gt.FunctionCall(name=c.name, args=c.args)) for c in message.tool_calls]
-            contents.append(gt.Content(role="model", parts=parts))
+            parts = [{"functionCall": {"name": c.name, "args": c.args}} for c in message.tool_calls]
+            contents.append({"role": "model", "parts": parts})
         elif message.tool_result is not None:
             result = message.tool_result
-            part = gt.Part.from_function_response(name=result.name, response={"output": result.result})
-            contents.append(gt.Content(role="user", parts=[part]))
+            response = {"name": result.name, "response": {"output": result.result}}
+            contents.append({"role": "user", "parts": [{"functionResponse": response}]})
         else:
             role = "model" if message.role == "assistant" else "user"
-            contents.append(gt.Content(role=role, parts=[gt.Part(text=message.content)]))
+            contents.append({"role": role, "parts": [{"text": message.content}]})
     return contents
 
 
@@ -99,7 +101,7 @@ def main() -> None:
     registry.register_tool(ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool))
     os.environ["LLM_CONTEXT_TOKENS"] = "1000000"  # the whole history is sent: this measures sending, not fitting
     event_loop = asyncio.new_event_loop()
-    print(f"{loop_bench.REQUESTS}-request tool loop after an earlier conversation; overhead = ours - raw async SDK")
+    print(f"{loop_bench.REQUESTS}-request tool loop after an earlier conversation; overhead = ours - raw SDK (body)")
     print(f"{'provider':<18} {'earlier turns':>13} {'history KB':>10} {'clock':<5} {'raw ms/req':>11}", end="")
     print(f" {'ours ms/req':>12} {'overhead ms/req':>16}")
     with server_process(script) as server:
@@ -113,11 +115,11 @@ def main() -> None:
                 size = sum(len(m.model_dump_json()) for m in prior) // 1000
                 if provider == "gemini":
                     contents = prior_gemini(prior)
-                    fetch = loop_bench.gemini_async_fetch(async_gemini, event_loop)
-                    raw = functools.partial(loop_bench.raw_gemini_loop, fetch, contents)
+                    fetch = loop_bench.gemini_body_fetch(async_gemini, event_loop)
+                    raw = functools.partial(loop_bench.raw_gemini_body_loop, fetch, contents)
                 else:
                     wire = prior_openai(prior)
-                    chat_fetch = loop_bench.openai_async_fetch(async_openai, event_loop)
+                    chat_fetch = loop_bench.openai_async_fetch(async_openai, event_loop, untransformed=True)
                     raw = functools.partial(loop_bench.raw_openai_loop, chat_fetch, wire)
                 for clock_name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
                     result = compare(functools.partial(loop_bench.our_loop, registry, prior), raw, clock)

@@ -216,8 +216,9 @@ def _request_config(body: dict[str, Any]) -> gt.GenerateContentConfigDict:
 
     Why: google-genai validates and converts the whole request on every call, about 0.3 ms per message of the
     history, to produce the JSON ours already holds per message (:mod:`agent_app.providers.gemini_request`);
-    ``bench/bench_provider_loop.py``: 5.1 -> 2.3 ms per request of its 8-request tool loop. A dict, not a ``GenerateContentConfig``: the SDK
-    deep-copies a config object on every call, the history with it. Automatic function calling stays off."""
+    ``bench/bench_provider_loop.py``: 5.1 -> 2.3 ms per request of its 8-request tool loop. A dict, not a
+    ``GenerateContentConfig``: the SDK deep-copies a config object on every call, the history with it.
+    Automatic function calling stays off."""
     return {"automatic_function_calling": {"disable": True}, "http_options": {"extra_body": body}}
 
 
