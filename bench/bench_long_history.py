@@ -105,8 +105,9 @@ def main() -> None:
     print(f"{'provider':<18} {'earlier turns':>13} {'history KB':>10} {'clock':<5} {'raw ms/req':>11}", end="")
     print(f" {'ours ms/req':>12} {'overhead ms/req':>16}")
     with server_process(script) as server:
-        key, gemini_options = "bench-key", gt.HttpOptions(base_url=server.gemini_base_url)
-        async_openai = openai.AsyncOpenAI(api_key=key, base_url=server.openai_base_url, max_retries=0)
+        key, timeout = "bench-key", loop_bench.TIMEOUT_SECONDS  # configured as ours (bench_provider_loop says why)
+        gemini_options = gt.HttpOptions(base_url=server.gemini_base_url, timeout=round(timeout * 1000))
+        async_openai = openai.AsyncOpenAI(api_key=key, base_url=server.openai_base_url, max_retries=0, timeout=timeout)
         async_gemini = genai.Client(api_key=key, http_options=gemini_options)
         for provider in ("openai-compatible", "gemini"):
             configure(provider, server)

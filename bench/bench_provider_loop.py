@@ -66,6 +66,7 @@ REQUESTS = TOOL_CALLS + 1
 ROUNDS = 40
 WARMUP = 5
 CONTEXT = AgentContext(project_id="bench", playback_time_ms=1000)
+TIMEOUT_SECONDS = 60.0
 TOOL_DESCRIPTION = "Count a step."
 
 
@@ -372,6 +373,7 @@ def configure(provider: str, server: FakeLLMServer | BaseURLs) -> None:
             "LLM_BASE_URL": server.openai_base_url,
             "GOOGLE_GEMINI_BASE_URL": server.gemini_base_url,
             "LLM_MAX_RETRIES": "0",
+            "LLM_TIMEOUT_SECONDS": str(TIMEOUT_SECONDS),
         }
     )
     clear_adapter_cache()
@@ -388,9 +390,12 @@ def main() -> None:
     registry.register_tool(ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool))
     loop = asyncio.new_event_loop()  # the async baselines' own loop, in this thread
     with server_process(script) as server:
-        key, gemini_options = "bench-key", gt.HttpOptions(base_url=server.gemini_base_url)
-        sync_openai = openai.OpenAI(api_key=key, base_url=server.openai_base_url, max_retries=0)
-        async_openai = openai.AsyncOpenAI(api_key=key, base_url=server.openai_base_url, max_retries=0)
+        # The raw clients get the timeout ours is configured with (LLM_TIMEOUT_SECONDS' default, 60 s): its
+        # per-read deadlines are a cost of the SDK's transport, the same for both loops.
+        key, url, timeout = "bench-key", server.openai_base_url, TIMEOUT_SECONDS
+        gemini_options = gt.HttpOptions(base_url=server.gemini_base_url, timeout=round(timeout * 1000))
+        sync_openai = openai.OpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout)
+        async_openai = openai.AsyncOpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout)
         sync_gemini = genai.Client(api_key=key, http_options=gemini_options)
         async_gemini = genai.Client(api_key=key, http_options=gemini_options)
         cases: list[tuple[str, str, Callable[[], None]]] = [
