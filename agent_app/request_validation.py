@@ -73,14 +73,17 @@ def conversation_problems(messages: Sequence[ChatMessage]) -> list[tuple[str, st
     A blank user message is refused too: it asks nothing, and Gemini rejects an empty text part.
     """
     problems: list[tuple[str, str]] = []
-    open_calls: dict[str, str] = {}  # id -> field of the call, for the turn being answered
+    # The turn being answered: its index and, per call id still unanswered, the call's position in it. Field
+    # names are written only for a problem (this runs on every request, over the whole history).
+    turn = 0
+    open_calls: dict[str, int] = {}
     for index, message in enumerate(messages):
-        if message.role == "user" and not message.content.strip():
-            problems.append((f"messages[{index}].content", "a user message must not be empty"))
-        if message.role == "tool":
-            if message.tool_result is None:
+        role = message.role
+        if role == "tool":
+            result = message.tool_result
+            if result is None:
                 problems.append((f"messages[{index}].toolResult", "required for a message with role 'tool'"))
-            elif open_calls.pop(message.tool_result.tool_call_id, None) is None:
+            elif open_calls.pop(result.tool_call_id, None) is None:
                 problems.append(
                     (
                         f"messages[{index}].toolResult.toolCallId",
@@ -88,15 +91,32 @@ def conversation_problems(messages: Sequence[ChatMessage]) -> list[tuple[str, st
                     )
                 )
             continue
-        problems.extend((name, "has no tool result before the next message") for name in open_calls.values())
-        open_calls = {}
-        for position, call in enumerate(message.tool_calls or []):
-            name = f"messages[{index}].toolCalls[{position}].id"
-            if message.role != "assistant":
-                problems.append((f"messages[{index}].toolCalls", "only assistant messages may carry tool calls"))
-                break
-            if call.id in open_calls:
-                problems.append((name, "repeats the id of another call of the same message"))
-            open_calls[call.id] = name
-    problems.extend((name, "has no tool result") for name in open_calls.values())
+        if role == "user" and not message.content.strip():
+            problems.append((f"messages[{index}].content", "a user message must not be empty"))
+        if open_calls:
+            problems.extend(
+                (_call_field(turn, position), "has no tool result before the next message")
+                for position in open_calls.values()
+            )
+            open_calls = {}
+        if message.tool_calls:
+            turn, open_calls = index, _calls_to_answer(index, message, problems)
+    problems.extend((_call_field(turn, position), "has no tool result") for position in open_calls.values())
     return problems
+
+
+def _calls_to_answer(index: int, message: ChatMessage, problems: list[tuple[str, str]]) -> dict[str, int]:
+    """The position of each call of ``message`` (the history's ``index``) by id; its problems go to ``problems``."""
+    if message.role != "assistant":
+        problems.append((f"messages[{index}].toolCalls", "only assistant messages may carry tool calls"))
+        return {}
+    calls: dict[str, int] = {}
+    for position, call in enumerate(message.tool_calls or ()):
+        if call.id in calls:
+            problems.append((_call_field(index, position), "repeats the id of another call of the same message"))
+        calls[call.id] = position
+    return calls
+
+
+def _call_field(index: int, position: int) -> str:
+    return f"messages[{index}].toolCalls[{position}].id"
