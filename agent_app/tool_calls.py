@@ -161,9 +161,13 @@ def tool_message(result: ToolResult) -> ChatMessage:
 def as_model_data(result: ToolResult) -> ToolResult:
     """``result`` with invisible and direction-changing characters escaped in every string: a transcript
     or a file name reaches the model as the characters it holds, never text that reads in another order
-    (the system prompt tells the model that tool results are data, not instructions)."""
+    (the system prompt tells the model that tool results are data, not instructions). ``result`` itself when
+    nothing needs escaping (it is frozen)."""
+    data = escape_invisible_in(result.result)
     error = None if result.error is None else escape_invisible(result.error)
-    return result.model_copy(update={"result": escape_invisible_in(result.result), "error": error})
+    if data is result.result and error is result.error:
+        return result
+    return result.model_copy(update={"result": data, "error": error})
 
 
 def describe_exception(exc: BaseException) -> str:
