@@ -22,8 +22,11 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from agent_app.chat_handler import ChatSetup
+from agent_app.errors import ChatError
 from agent_app.routes.access import authorize, is_loopback
 from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, handle_chat_body
+from agent_app.types import ChatMessage, ChatRequest, ToolCall, ToolResult
 from bench.streamlit_server import run_streamlit
 from fake_llm import CANARY_API_KEY, FakeLLMServer, openai_text
 
@@ -233,6 +236,32 @@ def test_histories_providers_reject_get_400(openai_llm: FakeLLMServer, messages:
     assert result.status == 400, result.body
     assert sorted(detail["field"] for detail in result.body["details"]) == sorted(fields)
     assert openai_llm.requests == []
+
+
+def _problem_fields(setup: ChatSetup, messages: list[ChatMessage]) -> list[str]:
+    try:
+        setup.check(ChatRequest(messages=messages))
+    except ChatError as exc:
+        return [detail["field"] for detail in exc.details or []]
+    return []
+
+
+def test_a_runs_later_requests_are_checked_as_a_whole_history() -> None:
+    """A run's setup does not walk again what its last request passed with; what a request adds, a shorter
+    history, and a history whose front is other messages are all still checked."""
+    setup = ChatSetup()
+    question, call = (
+        ChatMessage(role="user", content="Hi"),
+        ChatMessage(role="assistant", tool_calls=[ToolCall(id="c1", name="t")]),
+    )
+    answer = ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name="t"))
+    assert _problem_fields(setup, [question, call, answer]) == []
+    again = ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name="t"))
+    assert _problem_fields(setup, [question, call, answer, again]) == ["messages[3].toolResult.toolCallId"]
+    assert _problem_fields(setup, [question, call, answer, ChatMessage(role="user", content="More")]) == []
+    assert _problem_fields(setup, [question, call]) == ["messages[1].toolCalls[0].id"]
+    blank = ChatMessage(role="user", content=" ")
+    assert _problem_fields(setup, [blank, call, answer]) == ["messages[0].content"]
 
 
 def test_well_formed_tool_histories_pass(openai_llm: FakeLLMServer) -> None:
