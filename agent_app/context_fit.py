@@ -25,10 +25,11 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 from agent_app.clock import clock_text
 from agent_app.context_budget import ContextBudget, clamp_scale, fixed_tokens, message_tokens, usage_scale
+from agent_app.message_memo import MessageMemo
 from agent_app.types import AgentContext, ChatMessage, ContextReport, ToolCall, ToolResult, ToolSchema
 
 logger = logging.getLogger(__name__)
@@ -283,30 +284,46 @@ def _stubbed(message: ChatMessage, call: ToolCall | None, context: AgentContext 
     result = message.tool_result
     if result is None:  # nothing to shorten
         return message
-    text = f"{prefix} {describe_result(result, call, context)}]"
+    text = f"{prefix} {describe_result(result, call, context, _transcripts(message))}]"
     return message.model_copy(update={"tool_result": result.model_copy(update={"result": text, "error": None})})
 
 
-def describe_result(result: ToolResult, call: ToolCall | None, context: AgentContext | None) -> str:
-    """What a left-out result was and the call that gets it back: a transcript says its asset, range and
-    words; anything else its size and the call's arguments."""
-    data = result.result
+def describe_result(
+    result: ToolResult, call: ToolCall | None, context: AgentContext | None, transcript: Transcript | None
+) -> str:
+    """What a left-out result was and the call that gets it back: a transcript (``transcript``, of ``result``)
+    says its asset, range and words; anything else its size and the call's arguments."""
     if result.error is not None:
         return f"{result.name} failed: {result.error[:200]}"
-    if isinstance(data, dict) and isinstance(data.get("segments"), list) and data.get("assetId"):
-        return _describe_transcript(result.name, data, context)
+    if transcript is not None:
+        return _describe_transcript(result.name, transcript, context)
     args = call.args if call is not None else {}
-    size = f"{len(str(data)):,} characters"
+    size = f"{len(str(result.result)):,} characters"
     return f"a result of {result.name} ({size}); call {result.name} again with {_arguments(args)} to get it back"
 
 
-def _describe_transcript(tool: str, data: dict[str, Any], context: AgentContext | None) -> str:
+Transcript: TypeAlias = tuple[str, int, int, int]
+"""A transcript result's asset id, first and last millisecond, and words."""
+
+
+def _transcript(message: ChatMessage) -> Transcript | None:
+    data = message.tool_result.result if message.tool_result is not None else None
+    if not (isinstance(data, dict) and isinstance(data.get("segments"), list) and data.get("assetId")):
+        return None
     segments = [segment for segment in data["segments"] if isinstance(segment, dict)]
-    asset_id = str(data["assetId"])
-    names = {asset.id: asset.name for asset in context.media_assets} if context is not None else {}
     start = _ms(segments[0].get("startMs")) if segments else _ms(data.get("startMs"))
     end = _ms(segments[-1].get("endMs")) if segments else _ms(data.get("endMs"))
     words = sum(len(str(segment.get("text", "")).split()) for segment in segments)
+    return str(data["assetId"]), start, end, words
+
+
+_transcripts = MessageMemo(_transcript)
+"""Counted once per message object: every request of a long conversation stubs the same old transcripts."""
+
+
+def _describe_transcript(tool: str, transcript: Transcript, context: AgentContext | None) -> str:
+    asset_id, start, end, words = transcript
+    names = {asset.id: asset.name for asset in context.media_assets} if context is not None else {}
     span = f"{clock_text(start)}–{clock_text(end)}"
     arguments = {"assetId": asset_id, "startMs": start, "endMs": end}
     return (

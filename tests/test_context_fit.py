@@ -96,6 +96,8 @@ def test_old_tool_results_become_stubs_before_any_turn_is_left_out() -> None:
         f"assetId='{ASSET.id}', startMs=0, endMs=299800 to read it]"
     )
     assert fitted.messages[6] == messages[6]  # the newer page is sent whole
+    again = fit_history(ContextWindow(budget(room), PROMPT, context=CONTEXT), messages)  # the counts are kept
+    assert again.messages == fitted.messages and again.report == fitted.report
     assert messages[2].tool_result is not None and isinstance(messages[2].tool_result.result, dict)  # input intact
 
 
