@@ -224,11 +224,7 @@ def _calls_by_id(messages: Sequence[ChatMessage]) -> dict[str, ToolCall]:
 
 
 def _stub_results(
-    plan: _Plan,
-    indexes: range,
-    calls: dict[str, ToolCall],
-    context: AgentContext | None,
-    prefix: str = STUB_PREFIX,
+    plan: _Plan, indexes: range, calls: dict[str, ToolCall], context: AgentContext | None, prefix: str = STUB_PREFIX
 ) -> None:
     for index in indexes:
         if plan.fits():
@@ -285,7 +281,15 @@ def _stubbed(message: ChatMessage, call: ToolCall | None, context: AgentContext 
     if result is None:  # nothing to shorten
         return message
     text = f"{prefix} {describe_result(result, call, context, _transcripts(message))}]"
-    return message.model_copy(update={"tool_result": result.model_copy(update={"result": text, "error": None})})
+    stubs = _stubs(message)
+    if text not in stubs:
+        stubbed = result.model_copy(update={"result": text, "error": None})
+        stubs[text] = message.model_copy(update={"tool_result": stubbed})
+    return stubs[text]
+
+
+_stubs: MessageMemo[dict[str, ChatMessage]] = MessageMemo(lambda message: {})
+"""A message's stubs by text: stubbed alike again, it is the same object (its estimate and wire form are kept)."""
 
 
 def describe_result(
@@ -302,8 +306,7 @@ def describe_result(
     return f"a result of {result.name} ({size}); call {result.name} again with {_arguments(args)} to get it back"
 
 
-Transcript: TypeAlias = tuple[str, int, int, int]
-"""A transcript result's asset id, first and last millisecond, and words."""
+Transcript: TypeAlias = tuple[str, int, int, int]  # a transcript result's asset id, first and last ms, words
 
 
 def _transcript(message: ChatMessage) -> Transcript | None:
