@@ -4,6 +4,7 @@ sends when given the same turns as its own typed objects, for every message shap
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -14,7 +15,7 @@ from google.genai import types as gt
 from agent_app.providers import get_adapter
 from agent_app.providers.gemini_request import tool_schema_to_gemini
 from agent_app.types import ChatMessage, ToolCall, ToolParameter, ToolResult, ToolSchema
-from fake_llm import CANARY_API_KEY, FakeLLMServer, error_reply, gemini_text
+from fake_llm import CANARY_API_KEY, FakeLLMServer, error_reply, gemini_call, gemini_function_calls, gemini_text
 
 SYSTEM = 'You edit videos. Ünïcödé, "quotes", \\ and </script> stay as they are.'
 TOOLS = [
@@ -129,3 +130,30 @@ def test_a_retried_request_resends_the_whole_history(gemini_llm: FakeLLMServer, 
     first, *retries = gemini_llm.gemini.requests
     assert len(retries) == 2 and all(retry.body == first.body for retry in retries)
     assert first.json["contents"][-1] == {"parts": [{"text": "Again"}], "role": "user"}
+
+
+def test_a_turn_read_back_from_storage_is_sent_as_the_answer_just_stored(gemini_llm: FakeLLMServer) -> None:
+    """The run's next request replays the answer's turn without validating it again; the same turn read back
+    from storage (a JSON copy) is validated, and the two bodies must not differ."""
+    call = gemini_call("transcribe_video", {"assetId": "a1"}, id="g-7", thought_signature=SIGNATURE)
+    gemini_llm.gemini.push(gemini_function_calls(call, text="Looking"))
+    adapter = get_adapter()
+    question = ChatMessage(role="user", content="What is said?")
+    answer = adapter.chat([question], system_prompt=SYSTEM, tool_schemas=TOOLS)
+    assert answer.tool_calls is not None
+    [made] = answer.tool_calls
+    result = ChatMessage(role="tool", tool_result=ToolResult(tool_call_id=made.id, name=made.name, result=RESULT))
+
+    def replay(turn: ChatMessage) -> Any:
+        adapter.chat([question, turn, result], system_prompt=SYSTEM, tool_schemas=TOOLS)
+        return gemini_llm.gemini.last.json
+
+    fresh = ChatMessage(
+        role="assistant", content=answer.content, tool_calls=[made], provider_metadata=answer.provider_metadata
+    )
+    stored = ChatMessage.model_validate_json(fresh.model_dump_json())
+    sent = replay(fresh)
+    assert sent == replay(stored)
+    [_, turn, _] = sent["contents"]
+    assert turn["parts"][1]["functionCall"] == {"id": "g-7", "name": "transcribe_video", "args": {"assetId": "a1"}}
+    assert base64.urlsafe_b64decode(turn["parts"][1]["thoughtSignature"]) == SIGNATURE

@@ -11,6 +11,7 @@ callable turns on the SDK's own tool loop, which would run tools behind the orch
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Sequence
 from typing import Any, assert_never
 
@@ -85,9 +86,52 @@ def _fixed(instruction: str, schemas_json: tuple[str, ...]) -> Json:
     return body
 
 
+class _Answered:
+    """The API's JSON of the turns this process's answers stored lately, by the identity of the stored dict.
+
+    Why: each request of a run replays the turn the SDK validated a moment before, as the answer came in;
+    validating it again from its stored JSON cost about 16 µs per request (``bench/bench_provider_loop.py``).
+    The stored dict is held, so its id is not reused while its entry lives; a turn read back from storage or
+    sent by a route's client is another object, and is validated."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[Json, Json]] = {}
+        self._lock = threading.Lock()
+
+    def put(self, stored: Json, wire: Json) -> None:
+        with self._lock:
+            self._items[id(stored)] = (stored, wire)
+            if len(self._items) > ANSWERED_KEPT:
+                del self._items[next(iter(self._items))]
+
+    def get(self, stored: Json) -> Json | None:
+        item = self._items.get(id(stored))
+        return item[1] if item is not None and item[0] is stored else None
+
+
+ANSWERED_KEPT = 256
+"""Turns kept: more than the runs that go at once ever have between an answer and their next request."""
+
+_answered = _Answered()
+
+
 def stored_content(content: gt.Content) -> Json:
-    """The model's turn as stored in ``provider_metadata`` (JSON in the SDK's field names)."""
-    return content.model_dump(mode="json", exclude_none=True)
+    """The model's turn as stored in ``provider_metadata`` (JSON in the SDK's field names), its API JSON kept
+    for the run's next request."""
+    stored = content.model_dump(mode="json", exclude_none=True)
+    _answered.put(stored, wire_json(content))
+    return stored
+
+
+def _validated_wire(raw: Json) -> Json | None:
+    """A stored turn as the API's JSON, when it is a valid ``Content``."""
+    wire = _answered.get(raw)
+    if wire is None:
+        try:
+            wire = wire_json(gt.Content.model_validate(raw))
+        except ValidationError:
+            return None
+    return wire
 
 
 def _stored_turn(message: ChatMessage) -> tuple[Json, dict[str, str | None]] | None:
@@ -95,18 +139,15 @@ def _stored_turn(message: ChatMessage) -> tuple[Json, dict[str, str | None]] | N
     ``Content`` whose function calls are this message's."""
     metadata = (message.provider_metadata or {}).get(METADATA_KEY)
     raw = metadata.get("content") if isinstance(metadata, dict) else None
-    if not isinstance(raw, dict):
+    wire = _validated_wire(raw) if isinstance(raw, dict) else None
+    if wire is None:
         return None
-    try:
-        content = gt.Content.model_validate(raw)
-    except ValidationError:
-        return None
-    names = [part.function_call.name or "" for part in content.parts or [] if part.function_call is not None]
+    names = [part["functionCall"].get("name", "") for part in wire.get("parts", []) if "functionCall" in part]
     if names != [call.name for call in message.tool_calls or []]:
         return None
     call_ids = metadata.get("callIds") if isinstance(metadata, dict) else None
     ids = {str(k): (str(v) if v else None) for k, v in call_ids.items()} if isinstance(call_ids, dict) else {}
-    return wire_json(content), ids
+    return wire, ids
 
 
 def _model_turn(message: ChatMessage) -> tuple[Json | None, dict[str, str | None]]:
