@@ -27,8 +27,9 @@ from google.genai import types as gt
 
 from agent_app.registry import ToolRegistry
 from agent_app.types import ChatMessage, ToolCall, ToolDefinition, ToolResult
-from bench import bench_provider_loop as loop_bench
-from bench.bench_provider_loop import TOOL_DESCRIPTION, StepArgs, compare, configure, script, step_tool
+from bench import raw_sdk_loops as raw_loops
+from bench.bench_provider_loop import compare, configure, our_loop, script
+from bench.raw_sdk_loops import REQUESTS, TIMEOUT_SECONDS, TOOL_DESCRIPTION, StepArgs, step_tool
 from fake_llm.process import server_process
 
 PRIOR_TURNS = (0, 10)
@@ -101,11 +102,11 @@ def main() -> None:
     registry.register_tool(ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool))
     os.environ["LLM_CONTEXT_TOKENS"] = "1000000"  # the whole history is sent: this measures sending, not fitting
     event_loop = asyncio.new_event_loop()
-    print(f"{loop_bench.REQUESTS}-request tool loop after an earlier conversation; overhead = ours - raw SDK (body)")
+    print(f"{REQUESTS}-request tool loop after an earlier conversation; overhead = ours - raw SDK (body)")
     print(f"{'provider':<18} {'earlier turns':>13} {'history KB':>10} {'clock':<5} {'raw ms/req':>11}", end="")
     print(f" {'ours ms/req':>12} {'overhead ms/req':>16}")
     with server_process(script) as server:
-        key, timeout = "bench-key", loop_bench.TIMEOUT_SECONDS  # configured as ours (bench_provider_loop says why)
+        key, timeout = "bench-key", TIMEOUT_SECONDS  # configured as ours (bench_provider_loop says why)
         gemini_options = gt.HttpOptions(base_url=server.gemini_base_url, timeout=round(timeout * 1000))
         async_openai = openai.AsyncOpenAI(api_key=key, base_url=server.openai_base_url, max_retries=0, timeout=timeout)
         async_gemini = genai.Client(api_key=key, http_options=gemini_options)
@@ -116,14 +117,14 @@ def main() -> None:
                 size = sum(len(m.model_dump_json()) for m in prior) // 1000
                 if provider == "gemini":
                     contents = prior_gemini(prior)
-                    fetch = loop_bench.gemini_body_fetch(async_gemini, event_loop)
-                    raw = functools.partial(loop_bench.raw_gemini_body_loop, fetch, contents)
+                    fetch = raw_loops.gemini_body_fetch(async_gemini, event_loop)
+                    raw = functools.partial(raw_loops.raw_gemini_body_loop, fetch, contents)
                 else:
                     wire = prior_openai(prior)
-                    chat_fetch = loop_bench.openai_async_fetch(async_openai, event_loop, untransformed=True)
-                    raw = functools.partial(loop_bench.raw_openai_loop, chat_fetch, wire)
+                    chat_fetch = raw_loops.openai_async_fetch(async_openai, event_loop, untransformed=True)
+                    raw = functools.partial(raw_loops.raw_openai_loop, chat_fetch, wire)
                 for clock_name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
-                    result = compare(functools.partial(loop_bench.our_loop, registry, prior), raw, clock)
+                    result = compare(functools.partial(our_loop, registry, prior), raw, clock)
                     print(
                         f"{provider:<18} {turns:>13} {size:>10} {clock_name:<5} {result.raw_ms:>11.3f} "
                         f"{result.ours_ms:>12.3f} {result.overhead_ms:>16.3f}"

@@ -5,11 +5,10 @@ The same 8-request tool loop (7 tool calls, then an answer) runs against the fak
 process's CPU time is the clients' alone) two ways, for both providers, in one run:
 
 * baseline: a hand loop on the official SDK (``openai`` / ``google-genai``, streamed as ours is) with the
-  same system prompt and tool declaration, gathering the streamed text and tool calls and appending the
-  model's turn and the tool result itself — the least any streaming agent must do. Three ways: on the
-  SDK's sync client; on its async client (what ours drives) on an event loop of this thread, as ours runs
-  it; and ("body") on the async client given the request's body fields as the API's JSON in ``extra_body``,
-  past the SDK's per-request transform or conversion, as our adapters send them;
+  same system prompt and tool declaration (:mod:`bench.raw_sdk_loops`), three ways: on the SDK's sync client;
+  on its async client (what ours drives) on an event loop of this thread, as ours runs it; and ("body") on the
+  async client given the request's body fields as the API's JSON in ``extra_body``, past the SDK's
+  per-request transform or conversion, as our adapters send them;
 * ours: ``Orchestrator`` + stores + ``InProcessChatClient`` → the typed handler (validation, settings, system
   prompt; no JSON in between) → adapter → the same SDK.
 
@@ -26,274 +25,49 @@ Run: ``.venv/bin/python -m bench.bench_provider_loop``
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
 import openai
 from google import genai
 from google.genai import types as gt
-from openai.types.chat import ChatCompletionChunk, ChatCompletionStreamOptionsParam
-from pydantic import Field
 
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import Orchestrator
-from agent_app.prompt import build_system_prompt
 from agent_app.providers import clear_adapter_cache, get_adapter
 from agent_app.registry import ToolRegistry
 from agent_app.stores import AgentStore, ChatStore
-from agent_app.tool_args import ToolArgs
-from agent_app.types import AgentContext, ChatMessage, ToolDefinition, ToolEnvironment, ToolResult
-from fake_llm import (
-    FakeLLMServer,
-    RecordedRequest,
-    Reply,
-    gemini_call,
-    gemini_function_calls,
-    gemini_text,
-    openai_text,
-    openai_tool_calls,
-    tool_call,
+from agent_app.types import ChatMessage, ToolDefinition, ToolResult
+from bench.raw_sdk_loops import (
+    CONTEXT,
+    REQUESTS,
+    SYSTEM_PROMPT,
+    TIMEOUT_SECONDS,
+    TOOL_CALLS,
+    TOOL_DESCRIPTION,
+    StepArgs,
+    gemini_async_fetch,
+    gemini_body_fetch,
+    gemini_reply,
+    gemini_sync_fetch,
+    openai_async_fetch,
+    openai_reply,
+    openai_sync_fetch,
+    raw_gemini_body_loop,
+    raw_gemini_loop,
+    raw_openai_loop,
+    step_result,
+    step_tool,
 )
+from fake_llm import FakeLLMServer
 from fake_llm.process import BaseURLs, server_process
 
-TOOL_CALLS = 7
-REQUESTS = TOOL_CALLS + 1
 ROUNDS = 40
 WARMUP = 5
-CONTEXT = AgentContext(project_id="bench", playback_time_ms=1000)
-TIMEOUT_SECONDS = 60.0
-TOOL_DESCRIPTION = "Count a step."
-
-
-class StepArgs(ToolArgs):
-    step: int = Field(description="Which step")
-
-
-def step_result(step: int) -> dict[str, Any]:
-    """What the tool answers; the raw loops call it with the SDK's arguments as they come."""
-    return {"step": step, "ok": True}
-
-
-def step_tool(args: StepArgs, env: ToolEnvironment) -> dict[str, Any]:
-    return step_result(args.step)
-
-
-def openai_reply(request: RecordedRequest) -> Reply:
-    """A step per request until the turn has all its steps (only the calls since the latest user message count)."""
-    messages = request.json["messages"]
-    latest = max(i for i, message in enumerate(messages) if message["role"] == "user")
-    done = sum(1 for message in messages[latest:] if message["role"] == "tool")
-    if done < TOOL_CALLS:
-        return openai_tool_calls(tool_call("step", {"step": done}, id=f"call_{done}"))
-    return openai_text("All steps done.")
-
-
-def gemini_reply(request: RecordedRequest) -> Reply:
-    contents = request.json["contents"]
-    latest = max(i for i, c in enumerate(contents) if c["role"] == "user" and any("text" in p for p in c["parts"]))
-    done = sum(1 for c in contents[latest:] for p in c["parts"] if "functionResponse" in p)
-    if done < TOOL_CALLS:
-        return gemini_function_calls(gemini_call("step", {"step": done}, thought_signature=b"sig"))
-    return gemini_text("All steps done.")
-
-
-def system_prompt() -> str:
-    """The same system prompt our route builds, so both loops send the same bytes."""
-    schema = ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool).to_schema()
-    return build_system_prompt(CONTEXT, [schema])
-
-
-SYSTEM_PROMPT = system_prompt()
-
-
-USAGE: ChatCompletionStreamOptionsParam = {"include_usage": True}
-OPENAI_TOOLS: list[Any] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "step",
-            "description": TOOL_DESCRIPTION,
-            "parameters": {"type": "object", "properties": {"step": {"type": "integer"}}, "required": ["step"]},
-        },
-    }
-]
-OpenAIFetch: TypeAlias = Callable[[list[Any]], list[ChatCompletionChunk]]
-"""One streamed request's chunks, from the sync or the async SDK client."""
-
-
-def openai_sync_fetch(client: openai.OpenAI) -> OpenAIFetch:
-    def fetch(messages: list[Any]) -> list[ChatCompletionChunk]:
-        return list(
-            client.chat.completions.create(
-                model="fake-model", messages=messages, tools=OPENAI_TOOLS, stream=True, stream_options=USAGE
-            )
-        )
-
-    return fetch
-
-
-def openai_async_fetch(
-    client: openai.AsyncOpenAI, loop: asyncio.AbstractEventLoop, untransformed: bool = False
-) -> OpenAIFetch:
-    """``untransformed``: the history and tools go in ``extra_body``, past the SDK's request transform, as
-    our adapter sends them (the same bytes)."""
-
-    async def chunks(messages: list[Any]) -> list[ChatCompletionChunk]:
-        if untransformed:
-            stream = await client.chat.completions.create(
-                model="fake-model",
-                messages=[],
-                tools=[],
-                stream=True,
-                stream_options=USAGE,
-                extra_body={"messages": messages, "tools": OPENAI_TOOLS},
-            )
-        else:
-            stream = await client.chat.completions.create(
-                model="fake-model", messages=messages, tools=OPENAI_TOOLS, stream=True, stream_options=USAGE
-            )
-        return [chunk async for chunk in stream]
-
-    return lambda messages: loop.run_until_complete(chunks(messages))
-
-
-def raw_openai_loop(fetch: OpenAIFetch, prior: Sequence[Any] = ()) -> None:
-    """``prior``: an earlier conversation in wire form, as a hand loop keeps it between turns."""
-    messages: list[Any] = [{"role": "system", "content": SYSTEM_PROMPT}, *prior, {"role": "user", "content": "Count."}]
-    for _ in range(REQUESTS):
-        text: list[str] = []
-        calls: dict[int, dict[str, str]] = {}
-        for chunk in fetch(messages):
-            for choice in chunk.choices:
-                if choice.delta.content:
-                    text.append(choice.delta.content)
-                for delta in choice.delta.tool_calls or []:
-                    call = calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
-                    call["id"] = delta.id or call["id"]
-                    if delta.function is not None:
-                        call["name"] = delta.function.name or call["name"]
-                        call["arguments"] += delta.function.arguments or ""
-        if not calls:
-            assert "".join(text)
-            return
-        wire = [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-            for c in calls.values()
-        ]
-        messages.append({"role": "assistant", "tool_calls": wire})
-        for call in calls.values():
-            result = step_result(json.loads(call["arguments"])["step"])
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"result": result})})
-    raise AssertionError("the loop did not finish")
-
-
-GeminiFetch: TypeAlias = Callable[[list[gt.Content], gt.GenerateContentConfig], list[gt.Part]]
-"""One streamed request's parts, from the sync or the async SDK client."""
-
-
-def gemini_sync_fetch(client: genai.Client) -> GeminiFetch:
-    def fetch(contents: list[gt.Content], config: gt.GenerateContentConfig) -> list[gt.Part]:
-        stream = client.models.generate_content_stream(model="fake-model", contents=contents, config=config)
-        return [part for response in stream for part in response.candidates[0].content.parts or []]  # type: ignore[index, union-attr]
-
-    return fetch
-
-
-def gemini_async_fetch(client: genai.Client, loop: asyncio.AbstractEventLoop) -> GeminiFetch:
-    async def parts(contents: list[gt.Content], config: gt.GenerateContentConfig) -> list[gt.Part]:
-        stream = await client.aio.models.generate_content_stream(model="fake-model", contents=contents, config=config)
-        return [part async for response in stream for part in response.candidates[0].content.parts or []]  # type: ignore[index, union-attr]
-
-    return lambda contents, config: loop.run_until_complete(parts(contents, config))
-
-
-GeminiBodyFetch: TypeAlias = Callable[[dict[str, Any]], list[gt.Part]]
-"""One streamed request's parts, the request's body fields given as the API's JSON."""
-
-
-def gemini_body_fetch(client: genai.Client, loop: asyncio.AbstractEventLoop) -> GeminiBodyFetch:
-    """The async client given the body fields in ``http_options.extra_body`` (a placeholder ``contents``), past
-    google-genai's per-request conversion, as our adapter sends them."""
-
-    async def parts(body: dict[str, Any]) -> list[gt.Part]:
-        config: gt.GenerateContentConfigDict = {
-            "automatic_function_calling": {"disable": True},
-            "http_options": {"extra_body": body},
-        }
-        stream = await client.aio.models.generate_content_stream(model="fake-model", contents=".", config=config)
-        return [part async for response in stream for part in response.candidates[0].content.parts or []]  # type: ignore[index, union-attr]
-
-    return lambda body: loop.run_until_complete(parts(body))
-
-
-GEMINI_FIXED: dict[str, Any] = {
-    "systemInstruction": {"parts": [{"text": SYSTEM_PROMPT}], "role": "user"},
-    "tools": [
-        {
-            "functionDeclarations": [
-                {
-                    "name": "step",
-                    "description": TOOL_DESCRIPTION,
-                    "parameters": {"type": "OBJECT", "properties": {"step": {"type": "INTEGER"}}, "required": ["step"]},
-                }
-            ]
-        }
-    ],
-}
-
-
-def raw_gemini_body_loop(fetch: GeminiBodyFetch, prior: Sequence[dict[str, Any]] = ()) -> None:
-    """The hand loop keeping its history as the API's JSON: each model turn's parts are dumped once, as they come."""
-    contents: list[dict[str, Any]] = [*prior, {"role": "user", "parts": [{"text": "Count."}]}]
-    for _ in range(REQUESTS):
-        parts = fetch({**GEMINI_FIXED, "contents": contents})
-        calls = [part.function_call for part in parts if part.function_call is not None]
-        if not calls:
-            return
-        wire = [part.model_dump(mode="json", by_alias=True, exclude_none=True) for part in parts]
-        contents.append({"role": "model", "parts": wire})
-        outputs = [{"output": step_result(int((call.args or {})["step"]))} for call in calls]
-        responses = [
-            {"functionResponse": {"name": call.name, "response": output}}
-            for call, output in zip(calls, outputs, strict=True)
-        ]
-        contents.append({"role": "user", "parts": responses})
-    raise AssertionError("the loop did not finish")
-
-
-def raw_gemini_loop(fetch: GeminiFetch, prior: Sequence[gt.Content] = ()) -> None:
-    declaration = gt.FunctionDeclaration(
-        name="step",
-        description=TOOL_DESCRIPTION,
-        parameters=gt.Schema(
-            type=gt.Type.OBJECT, properties={"step": gt.Schema(type=gt.Type.INTEGER)}, required=["step"]
-        ),
-    )
-    config = gt.GenerateContentConfig(
-        system_instruction=SYSTEM_PROMPT,
-        tools=[gt.Tool(function_declarations=[declaration])],
-        automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True),
-    )
-    contents: list[gt.Content] = [*prior, gt.Content(role="user", parts=[gt.Part(text="Count.")])]
-    for _ in range(REQUESTS):
-        parts = fetch(contents, config)
-        calls = [part.function_call for part in parts if part.function_call is not None]
-        if not calls:
-            return
-        contents.append(gt.Content(role="model", parts=parts))
-        parts = [
-            gt.Part.from_function_response(
-                name=call.name or "", response={"output": step_result(int((call.args or {})["step"]))}
-            )
-            for call in calls
-        ]
-        contents.append(gt.Content(role="user", parts=parts))
-    raise AssertionError("the loop did not finish")
 
 
 def our_loop(registry: ToolRegistry, prior: Sequence[ChatMessage] = ()) -> None:
