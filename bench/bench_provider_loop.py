@@ -19,18 +19,20 @@ the "body" baseline. The other rows show what a user gains or pays against the S
 the async rows include the SDK's own request building that ours skips; the sync rows also what the async
 client itself costs (ours uses it so that no request holds a thread while the model writes).
 
-Run: ``.venv/bin/python -m bench.bench_provider_loop``
+Run: ``.venv/bin/python -m bench.bench_provider_loop`` (``--runs 5``: the target rows alone, five times, with
+their median and in how many runs the target was met)
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import openai
 from google import genai
@@ -159,7 +161,36 @@ def script(server: FakeLLMServer) -> None:
     server.gemini.default = gemini_reply
 
 
-def main() -> None:
+TARGET_MS = 0.3
+
+
+Case: TypeAlias = tuple[str, str, Callable[[], None]]
+"""A baseline: the provider, how its raw loop sends (``sync``, ``async``, ``body``), the loop."""
+
+
+def repeated(runs: int, cases: list[Case], registry: ToolRegistry, urls: BaseURLs) -> None:
+    """The target rows alone (ours against the body baseline, CPU and wall), ``runs`` times: each run's overhead,
+    their median, and in how many runs it was within the target (one run's figure moves with the machine's
+    other work)."""
+    print(f"overhead ms/req over the body baseline, {runs} runs of {ROUNDS} rounds each (target {TARGET_MS:.3f})")
+    for provider, kind, raw_loop in cases:
+        if kind != "body":
+            continue
+        configure(provider, urls)
+        for clock_name, clock in (("wall", time.perf_counter), ("cpu", time.process_time)):
+            overheads = [compare(lambda: our_loop(registry), raw_loop, clock).overhead_ms for _ in range(runs)]
+            within = sum(1 for overhead in overheads if overhead <= TARGET_MS)
+            listed = " ".join(f"{overhead:.3f}" for overhead in overheads)
+            print(
+                f"{provider:<18} {clock_name:<5} {listed} | median {statistics.median(overheads):.3f}, "
+                f"within target in {within} of {runs}"
+            )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bench.bench_provider_loop", description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=1, help="N > 1: only the target rows, N times, and a summary")
+    runs = parser.parse_args(argv).runs
     registry = ToolRegistry()
     registry.register_tool(ToolDefinition("step", TOOL_DESCRIPTION, StepArgs, step_tool))
     loop = asyncio.new_event_loop()  # the async baselines' own loop, in this thread
@@ -172,7 +203,7 @@ def main() -> None:
         async_openai = openai.AsyncOpenAI(api_key=key, base_url=url, max_retries=0, timeout=timeout)
         sync_gemini = genai.Client(api_key=key, http_options=gemini_options)
         async_gemini = genai.Client(api_key=key, http_options=gemini_options)
-        cases: list[tuple[str, str, Callable[[], None]]] = [
+        cases: list[Case] = [
             ("openai-compatible", "sync", lambda: raw_openai_loop(openai_sync_fetch(sync_openai))),
             ("openai-compatible", "async", lambda: raw_openai_loop(openai_async_fetch(async_openai, loop))),
             ("openai-compatible", "body", lambda: raw_openai_loop(openai_async_fetch(async_openai, loop, True))),
@@ -180,6 +211,8 @@ def main() -> None:
             ("gemini", "async", lambda: raw_gemini_loop(gemini_async_fetch(async_gemini, loop))),
             ("gemini", "body", lambda: raw_gemini_body_loop(gemini_body_fetch(async_gemini, loop))),
         ]
+        if runs > 1:
+            return repeated(runs, cases, registry, server)
         print(f"{REQUESTS}-request tool loop ({TOOL_CALLS} tool calls + answer), median of {ROUNDS} rounds")
         print("wall: what a user waits (fake server and loopback HTTP included, the same for both loops);")
         print("cpu: CPU time of this whole process (both loops' threads; the fake server runs in its own process).")
@@ -200,8 +233,8 @@ def main() -> None:
                         f"{result.ours_ms:>12.3f} {result.overhead_ms:>16.3f} {result.ratio:>6.2f}"
                     )
         print("ours: all = orchestrator + stores + handler + provider layer; provider = adapter.chat under a hand loop")
-        print("target: overhead <= 0.300 ms per request over the body rows (the raw async SDK sent the same way);")
-        print("the async and sync rows show what a user saves against the SDK called as documented")
+        print(f"target: overhead <= {TARGET_MS:.3f} ms per request over the body rows (the raw async SDK sent the same")
+        print("way); the async and sync rows show what a user saves against the SDK called as documented")
 
 
 if __name__ == "__main__":
