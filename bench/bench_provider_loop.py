@@ -73,13 +73,15 @@ WARMUP = 5
 
 
 def our_loop(registry: ToolRegistry, prior: Sequence[ChatMessage] = ()) -> None:
-    """A run as the server starts one: ``prior`` (an earlier conversation, as loaded from storage) goes into the
+    """A run as the server starts one: ``prior`` (an earlier conversation) is loaded as fresh objects, as a run
+    reads it from storage (so no work kept per message object carries over from an earlier run), goes into the
     chat store, the question is added, and the loop runs on the loaded messages."""
     state: dict[str, Any] = {}
     chat, agent = ChatStore(state), AgentStore(state)
-    chat.load_messages(list(prior))
+    loaded = [message.model_copy() for message in prior]
+    chat.load_messages(loaded)
     question = chat.add_message(ChatMessage(role="user", content="Count."))
-    Orchestrator(InProcessChatClient(registry), registry, chat, agent).run([*prior, question], CONTEXT)
+    Orchestrator(InProcessChatClient(registry), registry, chat, agent).run([*loaded, question], CONTEXT)
     # Checked without reading the history back (the page's cost, not a request's): 7 calls, 7 results, an answer.
     assert agent.status == "idle" and chat.error is None, (agent.status, chat.error)
     assert len(chat.unsaved) == 2 + 2 * TOOL_CALLS, chat.unsaved
