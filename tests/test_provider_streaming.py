@@ -106,7 +106,7 @@ def test_gemini_calls_and_signatures_are_stored_as_a_whole_answer_stores_them(
     whole, in_pieces = _both_ways(gemini_llm, "gemini", signed, pieces=4, signature=signature)
     assert in_pieces.provider_metadata == whole.provider_metadata
     parts = (in_pieces.provider_metadata or {})["gemini"]["content"]["parts"]
-    assert parts == [{"text": "A signed answer.", "thought_signature": "dGV4dC1zaWc="}]
+    assert parts == [{"text": "A signed answer.", "thoughtSignature": "dGV4dC1zaWc="}]
 
 
 @pytest.mark.parametrize("usage", ["none", "with-finish", "separate"])

@@ -45,8 +45,8 @@ from agent_app.errors import ErrorKind
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
 from agent_app.providers.client_shards import ClientShards, LoopClients
-from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, request_body, stored_content
-from agent_app.providers.gemini_stream import ResponseAssembler, token_usage
+from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, model_turn, request_body
+from agent_app.providers.gemini_stream import ResponseAssembler
 from agent_app.providers.provider_loop import TextSink
 from agent_app.types import (
     ChatMessage,
@@ -88,20 +88,20 @@ class MalformedTurnError(ProviderError):
 _RETRY_STATUS_CODES = [408, 429, 500, 502, 503, 504]
 
 
-def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | None = None) -> ChatResponse:
-    """The first candidate as our response; no candidate, a failed finish reason or an empty turn raise
+def response_to_chat(answer: ResponseAssembler, taken: set[str] | None = None) -> ChatResponse:
+    """The streamed answer as our response; no candidate, a failed finish reason or an empty turn raise
     :class:`ProviderError`. Gemini's call id is ours too unless it is missing, repeated or in ``taken``
     (the history's ids); the turn's metadata keeps Gemini's id either way."""
-    if not response.candidates:
-        feedback = response.prompt_feedback
+    candidate = answer.candidate
+    if candidate is None:
+        feedback = answer.prompt_feedback
         reason = feedback.block_reason if feedback is not None else None
         raise ProviderError(f"Gemini returned no candidates (block_reason={reason})")
-    candidate = response.candidates[0]
     if candidate.finish_reason in _RESAMPLE_FINISH_REASONS:
         raise MalformedTurnError(f"Gemini finished with {candidate.finish_reason}: {candidate.finish_message or ''}")
     if candidate.finish_reason in _FAILED_FINISH_REASONS:
         raise ProviderError(f"Gemini finished with {candidate.finish_reason}: {candidate.finish_message or ''}")
-    parts = candidate.content.parts if candidate.content is not None and candidate.content.parts else []
+    parts = answer.parts
     texts = [part.text for part in parts if part.text and not part.thought]
     calls: list[ToolCall] = []
     call_ids: dict[str, str | None] = {}
@@ -119,17 +119,15 @@ def response_to_chat(response: gt.GenerateContentResponse, taken: set[str] | Non
         calls.append(ToolCall(id=call_id, name=function_call.name, args=args))
     if not calls and not texts:
         raise ProviderError(f"Gemini returned an empty answer (finish_reason={candidate.finish_reason})")
-    content = candidate.content or gt.Content(parts=parts)  # parts were found above, so it is there
-    # Replayed as the model's turn: a response without a role (proxies drop it) would be sent back role-less,
-    # and Gemini refuses a multi-turn request with a content that has no valid role.
-    content.role = "model"
-    stored = {"content": stored_content(content), "callIds": call_ids}
+    # Replayed as the model's turn, whatever role the response had: a response without one (proxies drop it)
+    # would be sent back role-less, and Gemini refuses a multi-turn request with a content that has no valid role.
+    stored = {"content": model_turn(parts), "callIds": call_ids}
     text = "".join(texts)
     if candidate.finish_reason == gt.FinishReason.MAX_TOKENS and text.strip():
         text += CUT_OFF_NOTE
-    metadata = {METADATA_KEY: stored}
-    usage = token_usage(response.usage_metadata)
-    return ChatResponse(content=text, tool_calls=calls or None, provider_metadata=metadata, usage=usage)
+    return ChatResponse(
+        content=text, tool_calls=calls or None, provider_metadata={METADATA_KEY: stored}, usage=answer.usage
+    )
 
 
 class GeminiAdapter(ProviderAdapter):
@@ -198,7 +196,7 @@ class GeminiAdapter(ProviderAdapter):
             except Exception as exc:  # every SDK, transport and parse failure is a provider error
                 raise ProviderError(describe_failure(exc), _kind(exc), partial_text=assembler.text) from exc
             try:
-                return response_to_chat(assembler.response(), taken)
+                return response_to_chat(assembler, taken)
             except MalformedTurnError as exc:
                 if resamples <= 0 or assembler.text:  # text already shown is not asked for again
                     raise

@@ -23,8 +23,8 @@ from agent_app.providers.base import ProviderError
 from agent_app.types import ChatMessage, ParameterType, ToolSchema
 
 METADATA_KEY = "gemini"
-"""``provider_metadata[METADATA_KEY] = {"content": <the model Content as JSON>, "callIds": {ours: Gemini's
-id or None}}``."""
+"""``provider_metadata[METADATA_KEY] = {"content": <the model's Content as the API's JSON>, "callIds": {ours:
+Gemini's id or None}}``."""
 
 _SCHEMA_TYPES: dict[ParameterType, gt.Type] = {
     "string": gt.Type.STRING,
@@ -87,26 +87,25 @@ def _fixed(instruction: str, schemas_json: tuple[str, ...]) -> Json:
 
 
 class _Answered:
-    """The API's JSON of the turns this process's answers stored lately, by the identity of the stored dict.
+    """The turns this process's answers stored lately (the API's JSON, built from the parts the SDK validated),
+    by identity.
 
-    Why: each request of a run replays the turn the SDK validated a moment before, as the answer came in;
-    validating it again from its stored JSON cost about 16 µs per request (``bench/bench_provider_loop.py``).
-    The stored dict is held, so its id is not reused while its entry lives; a turn read back from storage or
-    sent by a route's client is another object, and is validated."""
+    Why: each request of a run replays the turn stored a moment before; validating it again cost about 16 µs
+    per request (``bench/bench_provider_loop.py``). Each turn is held, so its id is not reused while it is
+    kept; a turn read back from storage or sent by a route's client is another object, and is validated."""
 
     def __init__(self) -> None:
-        self._items: dict[int, tuple[Json, Json]] = {}
+        self._items: dict[int, Json] = {}
         self._lock = threading.Lock()
 
-    def put(self, stored: Json, wire: Json) -> None:
+    def add(self, turn: Json) -> None:
         with self._lock:
-            self._items[id(stored)] = (stored, wire)
+            self._items[id(turn)] = turn
             if len(self._items) > ANSWERED_KEPT:
                 del self._items[next(iter(self._items))]
 
-    def get(self, stored: Json) -> Json | None:
-        item = self._items.get(id(stored))
-        return item[1] if item is not None and item[0] is stored else None
+    def __contains__(self, turn: Json) -> bool:
+        return self._items.get(id(turn)) is turn
 
 
 ANSWERED_KEPT = 256
@@ -115,23 +114,23 @@ ANSWERED_KEPT = 256
 _answered = _Answered()
 
 
-def stored_content(content: gt.Content) -> Json:
-    """The model's turn as stored in ``provider_metadata`` (JSON in the SDK's field names), its API JSON kept
-    for the run's next request."""
-    stored = content.model_dump(mode="json", exclude_none=True)
-    _answered.put(stored, wire_json(content))
-    return stored
+def model_turn(parts: Sequence[gt.Part]) -> Json:
+    """The answer's turn as stored in ``provider_metadata``: the ``Content`` of the model role with ``parts``, as
+    the API's JSON, kept for the run's next request. (Turns stored before were in the SDK's field names, which
+    validate the same.)"""
+    turn: Json = {"parts": [wire_json(part) for part in parts], "role": "model"}
+    _answered.add(turn)
+    return turn
 
 
 def _validated_wire(raw: Json) -> Json | None:
     """A stored turn as the API's JSON, when it is a valid ``Content``."""
-    wire = _answered.get(raw)
-    if wire is None:
-        try:
-            wire = wire_json(gt.Content.model_validate(raw))
-        except ValidationError:
-            return None
-    return wire
+    if raw in _answered:
+        return raw
+    try:
+        return wire_json(gt.Content.model_validate(raw))
+    except ValidationError:
+        return None
 
 
 def _stored_turn(message: ChatMessage) -> tuple[Json, dict[str, str | None]] | None:
