@@ -93,13 +93,14 @@ def _close_at_exit() -> None:
 
 
 class _CancelWatch:
-    """Cancels ``task`` once ``cancel`` is set, looking at it now and every :data:`CANCEL_POLL_SECONDS`."""
+    """Cancels ``task`` once ``cancel`` is set, looking at it every :data:`CANCEL_POLL_SECONDS` (the caller
+    looked before starting it)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], cancel: CancelSignal) -> None:
         self._loop = loop
         self._task = task
         self._cancel = cancel
-        self._timer: asyncio.Handle = loop.call_soon(self._check)
+        self._timer: asyncio.Handle = loop.call_later(CANCEL_POLL_SECONDS, self._check)
 
     def _check(self) -> None:
         if self._cancel.is_set():
