@@ -48,6 +48,7 @@ from agent_app.providers.client_shards import ClientShards, LoopClients
 from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, model_turn, request_body
 from agent_app.providers.gemini_stream import ResponseAssembler
 from agent_app.providers.provider_loop import TextSink
+from agent_app.providers.provider_text import valid_data, valid_text
 from agent_app.types import (
     ChatMessage,
     ChatResponse,
@@ -102,7 +103,7 @@ def response_to_chat(answer: ResponseAssembler, taken: set[str] | None = None) -
     if candidate.finish_reason in _FAILED_FINISH_REASONS:
         raise ProviderError(f"Gemini finished with {candidate.finish_reason}: {candidate.finish_message or ''}")
     parts = answer.parts
-    texts = [part.text for part in parts if part.text and not part.thought]
+    texts = [valid_text(part.text) for part in parts if part.text and not part.thought]
     calls: list[ToolCall] = []
     call_ids: dict[str, str | None] = {}
     for part in parts:
@@ -113,10 +114,10 @@ def response_to_chat(answer: ResponseAssembler, taken: set[str] | None = None) -
         reused = gemini_id in call_ids or (taken is not None and gemini_id in taken)
         call_id = gemini_id if gemini_id and not reused else synthesize_call_id()
         call_ids[call_id] = gemini_id
-        args = dict(function_call.args or {})
+        args = valid_data(dict(function_call.args or {}))
         if json_depth_exceeds(args):  # stored in the history, it would break every later request
             raise ProviderError(f"Gemini's call of {function_call.name} nests deeper than {MAX_JSON_DEPTH} levels")
-        calls.append(ToolCall(id=call_id, name=function_call.name, args=args))
+        calls.append(ToolCall(id=call_id, name=valid_text(function_call.name), args=args))
     if not calls and not texts:
         raise ProviderError(f"Gemini returned an empty answer (finish_reason={candidate.finish_reason})")
     # Replayed as the model's turn, whatever role the response had: a response without one (proxies drop it)

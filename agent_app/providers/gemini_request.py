@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_app.message_memo import MessageMemo
 from agent_app.providers.base import ProviderError
+from agent_app.providers.provider_text import valid_data
 from agent_app.types import ChatMessage, ParameterType, ToolSchema
 
 METADATA_KEY = "gemini"
@@ -118,7 +119,7 @@ def model_turn(parts: Sequence[gt.Part]) -> Json:
     """The answer's turn as stored in ``provider_metadata``: the ``Content`` of the model role with ``parts``, as
     the API's JSON, kept for the run's next request. (Turns stored before were in the SDK's field names, which
     validate the same.)"""
-    turn: Json = {"parts": [wire_json(part) for part in parts], "role": "model"}
+    turn: Json = valid_data({"parts": [wire_json(part) for part in parts], "role": "model"})
     _answered.add(turn)
     return turn
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from google.genai import types as gt
 
+from agent_app.providers.provider_text import valid_text
 from agent_app.types import TokenUsage
 
 _TEXT_FIELDS = frozenset({"text", "thought", "thought_signature"})
@@ -56,7 +57,7 @@ class ResponseAssembler:
         for part in content.parts or []:
             self._merge(part)
             texts.append(_answer_text(part))
-        text = "".join(texts)
+        text = valid_text("".join(texts))
         if text:
             self._text.append(text)
         return text

@@ -43,6 +43,7 @@ from agent_app.providers.client_shards import ClientShards, LoopClients
 from agent_app.providers.openai_request import METADATA_KEY, messages_to_openai, tool_schema_to_openai
 from agent_app.providers.openai_stream import AssembledMessage, CompletionAssembler, text_of, token_usage
 from agent_app.providers.provider_loop import TextSink
+from agent_app.providers.provider_text import valid_data, valid_text
 from agent_app.types import (
     ChatMessage,
     ChatResponse,
@@ -139,10 +140,10 @@ def message_to_response(
         call_id = wire_call.id if wire_call.id and wire_call.id not in seen else synthesize_call_id()
         seen.add(call_id)
         args, error = parse_arguments(function.arguments)
-        calls.append(ToolCall(id=call_id, name=function.name, args=args, arguments_error=error))
+        calls.append(ToolCall(id=call_id, name=valid_text(function.name), args=valid_data(args), arguments_error=error))
         if error is not None:
-            unreadable[call_id] = str(function.arguments)
-    content = text_of(message.content) or text_of(getattr(message, "refusal", None))  # a refusal is an answer
+            unreadable[call_id] = valid_text(str(function.arguments))
+    content = valid_text(text_of(message.content) or text_of(getattr(message, "refusal", None)))  # a refusal too
     if not calls and not content.strip():
         raise ProviderError(f"the response is empty (finish_reason={finish_reason})")
     if finish_reason == "length" and content.strip():

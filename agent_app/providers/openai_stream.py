@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletionChunk
 
+from agent_app.providers.provider_text import valid_text
 from agent_app.types import TokenUsage
 
 
@@ -114,8 +115,8 @@ class CompletionAssembler:
             self._legacy = self._legacy or _CallSlot()
             self._legacy.add(None, delta.function_call.name, delta.function_call.arguments)
         if delta.refusal:
-            self._refusal.append(delta.refusal)
-        text = text_of(delta.content)
+            self._refusal.append(valid_text(delta.refusal))
+        text = valid_text(text_of(delta.content))
         if text:
             self._text.append(text)
         return text
