@@ -15,7 +15,15 @@ from google.genai import types as gt
 from agent_app.providers import get_adapter
 from agent_app.providers.gemini_request import tool_schema_to_gemini
 from agent_app.types import ChatMessage, ToolCall, ToolParameter, ToolResult, ToolSchema
-from fake_llm import CANARY_API_KEY, FakeLLMServer, error_reply, gemini_call, gemini_function_calls, gemini_text
+from fake_llm import (
+    CANARY_API_KEY,
+    FakeLLMServer,
+    error_reply,
+    gemini_call,
+    gemini_function_calls,
+    gemini_response,
+    gemini_text,
+)
 
 SYSTEM = 'You edit videos. Ünïcödé, "quotes", \\ and </script> stay as they are.'
 TOOLS = [
@@ -157,3 +165,13 @@ def test_a_turn_read_back_from_storage_is_sent_as_the_answer_just_stored(gemini_
     [_, turn, _] = sent["contents"]
     assert turn["parts"][1]["functionCall"] == {"id": "g-7", "name": "transcribe_video", "args": {"assetId": "a1"}}
     assert base64.urlsafe_b64decode(turn["parts"][1]["thoughtSignature"]) == SIGNATURE
+
+
+def test_a_part_the_sdk_does_not_know_is_not_stored_as_an_empty_part(gemini_llm: FakeLLMServer) -> None:
+    """google-genai drops the fields it does not know from an answer, so a part of a newer kind reaches us
+    empty; Gemini would refuse the next request with it (a part must hold one of its kinds)."""
+    gemini_llm.gemini.push(gemini_response([{"text": "Answer."}, {"partOfANewKind": {"x": 1}}]))
+    answer = get_adapter().chat([ChatMessage(role="user", content="Hi")], system_prompt=SYSTEM, tool_schemas=[])
+    assert answer.provider_metadata == {
+        "gemini": {"content": {"parts": [{"text": "Answer."}], "role": "model"}, "callIds": {}}
+    }

@@ -312,3 +312,23 @@ def test_unusable_stored_metadata_falls_back_to_our_fields(gemini_llm: FakeLLMSe
     contents = _wire(gemini_llm)["contents"]
     assert contents[1]["parts"] == [{"functionCall": {"name": "transcribe_video", "args": {"assetId": "a1"}}}]
     assert contents[2]["parts"] == [{"functionResponse": {"name": "transcribe_video", "response": {"output": "ok"}}}]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"parts": [{"text": "one"}]},
+        {"parts": [{"text": "one"}], "role": "user"},
+        {"parts": [], "role": "model"},
+        {"parts": [{}, {"text": "one"}], "role": "model"},
+    ],
+    ids=["no-role", "user-role", "no-parts", "an-empty-part"],
+)
+def test_stored_turns_gemini_would_refuse_are_not_replayed_as_they_are(
+    gemini_llm: FakeLLMServer, content: dict[str, Any]
+) -> None:
+    """A route's client may send any ``Content`` as a turn's metadata: it still goes out as a model turn with
+    parts, none empty (Gemini refuses a content without a valid role, with no parts, or with an empty one)."""
+    stored = ChatMessage(role="assistant", content="one", provider_metadata={"gemini": {"content": content}})
+    _chat(ChatMessage(role="user", content="Hi"), stored, ChatMessage(role="user", content="again"))
+    assert _wire(gemini_llm)["contents"][1] == {"parts": [{"text": "one"}], "role": "model"}

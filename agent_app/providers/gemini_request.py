@@ -118,20 +118,25 @@ _answered = _Answered()
 def model_turn(parts: Sequence[gt.Part]) -> Json:
     """The answer's turn as stored in ``provider_metadata``: the ``Content`` of the model role with ``parts``, as
     the API's JSON, kept for the run's next request. (Turns stored before were in the SDK's field names, which
-    validate the same.)"""
-    turn: Json = valid_data({"parts": [wire_json(part) for part in parts], "role": "model"})
+    validate the same.) A part left empty is not kept: google-genai drops the fields it does not know, so a part
+    of a newer kind reaches us empty, and Gemini refuses a part that holds nothing."""
+    turn: Json = valid_data({"parts": [wire for wire in map(wire_json, parts) if wire], "role": "model"})
     _answered.add(turn)
     return turn
 
 
 def _validated_wire(raw: Json) -> Json | None:
-    """A stored turn as the API's JSON, when it is a valid ``Content``."""
+    """A stored turn as the API's JSON, when it is a valid ``Content`` with a part that is not empty: the model's
+    turn, whatever role it claims (a route's client may send any ``Content``, and Gemini refuses a content
+    without a valid role, with no parts, or with an empty one)."""
     if raw in _answered:
         return raw
     try:
-        return wire_json(gt.Content.model_validate(raw))
+        content = wire_json(gt.Content.model_validate(raw))
     except ValidationError:
         return None
+    parts = [part for part in content.get("parts", ()) if part]
+    return {"parts": parts, "role": "model"} if parts else None
 
 
 def _stored_turn(message: ChatMessage) -> tuple[Json, dict[str, str | None]] | None:
