@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 import pytest
@@ -175,3 +176,38 @@ def test_a_part_the_sdk_does_not_know_is_not_stored_as_an_empty_part(gemini_llm:
     assert answer.provider_metadata == {
         "gemini": {"content": {"parts": [{"text": "Answer."}], "role": "model"}, "callIds": {}}
     }
+
+
+def _camel(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), key): _camel(value) for key, value in data.items()}
+    return [_camel(item) for item in data] if isinstance(data, list) else data
+
+
+def test_parts_we_only_replay_differ_from_the_typed_call_in_key_case_alone(gemini_llm: FakeLLMServer) -> None:
+    """The SDK writes the nested fields of some parts in its own snake_case (``inlineData.mime_type``); ours are
+    the API's camelCase, as Gemini sent them. Gemini reads both; nothing else differs."""
+    parts: list[dict[str, Any]] = [
+        {"text": "Here"},
+        {"inlineData": {"mimeType": "image/png", "data": "iVBORw0K"}},
+        {"fileData": {"mimeType": "video/mp4", "fileUri": "gs://b/v.mp4"}, "videoMetadata": {"startOffset": "1s"}},
+        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}},
+    ]
+    gemini_llm.gemini.push(gemini_response(parts))
+    adapter = get_adapter()
+    question = ChatMessage(role="user", content="Hi")
+    answer = adapter.chat([question], system_prompt="", tool_schemas=[])
+    turn = ChatMessage(role="assistant", content=answer.content, provider_metadata=answer.provider_metadata)
+    adapter.chat([question, turn], system_prompt="", tool_schemas=[])
+    ours = gemini_llm.gemini.last.json
+    assert ours["contents"][1]["parts"] == parts
+    client = genai.Client(api_key=CANARY_API_KEY, http_options=gt.HttpOptions(base_url=gemini_llm.gemini_base_url))
+    typed = [
+        gt.Content(role="user", parts=[gt.Part(text="Hi")]),
+        gt.Content.model_validate({"role": "model", "parts": parts}),
+    ]
+    config = gt.GenerateContentConfig(automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True))
+    for _ in client.models.generate_content_stream(model="fake-model", contents=typed, config=config):
+        pass
+    theirs = gemini_llm.gemini.last.json
+    assert theirs != ours and _camel(theirs) == ours

@@ -64,8 +64,10 @@ Json = dict[str, Any]
 
 def wire_json(model: BaseModel) -> Json:
     """A google-genai model as the API's JSON: its own field aliases (camelCase), bytes as URL-safe base64,
-    unset fields left out; what the SDK's request converter sends for the fields we use (the equality is
-    tested against the SDK's typed call, ``tests/test_gemini_request_body.py``)."""
+    unset fields left out; what the SDK's request converter sends for every message we build. Only the nested
+    fields of parts we replay but never build (``inlineData.mimeType``...) differ: the SDK writes those in its
+    snake_case, ours are the API's camelCase, as Gemini sent them; Gemini reads both
+    (``tests/test_gemini_request_body.py`` compares both with the SDK's typed call)."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
