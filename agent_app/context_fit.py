@@ -280,7 +280,7 @@ def _stubbed(message: ChatMessage, call: ToolCall | None, context: AgentContext 
     result = message.tool_result
     if result is None:  # nothing to shorten
         return message
-    text = f"{prefix} {describe_result(result, call, context, _transcripts(message))}]"
+    text = f"{prefix} {_describe_result(result, call, context, _transcripts(message))}]"
     stubs = _stubs(message)
     if text not in stubs:
         stubbed = result.model_copy(update={"result": text, "error": None})
@@ -292,7 +292,7 @@ _stubs: MessageMemo[dict[str, ChatMessage]] = MessageMemo(lambda message: {})
 """A message's stubs by text: stubbed alike again, it is the same object (its estimate and wire form are kept)."""
 
 
-def describe_result(
+def _describe_result(
     result: ToolResult, call: ToolCall | None, context: AgentContext | None, transcript: Transcript | None
 ) -> str:
     """What a left-out result was and the call that gets it back: a transcript (``transcript``, of ``result``)

@@ -15,7 +15,7 @@ from google.genai import types as gt
 
 from agent_app.providers import get_adapter
 from agent_app.providers.gemini_request import tool_schema_to_gemini
-from agent_app.types import ChatMessage, ToolCall, ToolParameter, ToolResult, ToolSchema
+from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
 from fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
@@ -25,19 +25,8 @@ from fake_llm import (
     gemini_response,
     gemini_text,
 )
+from tests.request_body_support import SYSTEM, TOOLS
 
-SYSTEM = 'You edit videos. Ünïcödé, "quotes", \\ and </script> stay as they are.'
-TOOLS = [
-    ToolSchema(
-        name="transcribe_video",
-        description="Transcribe a video",
-        parameters=[
-            ToolParameter(key="assetId", type="string", required=True, description="Which asset"),
-            ToolParameter(key="tags", type="array"),
-            ToolParameter(key="startMs", type="integer"),
-        ],
-    )
-]
 SIGNATURE = b"\xfb\xff\xfe signature"  # URL-safe base64 differs from the standard alphabet here
 RESULT = {"segments": [{"startMs": 0, "text": "hi"}], "missing": None, "ratio": 0.5}
 

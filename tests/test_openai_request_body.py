@@ -10,21 +10,9 @@ import pytest
 
 from agent_app.providers import get_adapter
 from agent_app.providers.openai_request import messages_to_openai, tool_schema_to_openai
-from agent_app.types import ChatMessage, ToolCall, ToolParameter, ToolResult, ToolSchema
+from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
 from fake_llm import CANARY_API_KEY, FakeLLMServer, error_reply, openai_text
-
-SYSTEM = 'You edit videos. Ünïcödé, "quotes", \\ and </script> stay as they are.'
-TOOLS = [
-    ToolSchema(
-        name="transcribe_video",
-        description="Transcribe a video",
-        parameters=[
-            ToolParameter(key="assetId", type="string", required=True, description="Which asset"),
-            ToolParameter(key="tags", type="array"),
-            ToolParameter(key="startMs", type="integer"),
-        ],
-    )
-]
+from tests.request_body_support import SYSTEM, TOOLS
 
 
 def every_shape() -> list[ChatMessage]:

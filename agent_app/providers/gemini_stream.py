@@ -84,7 +84,7 @@ class ResponseAssembler:
     @property
     def usage(self) -> TokenUsage | None:
         """The request's token counts, when Gemini sent them."""
-        return token_usage(self._usage)
+        return _token_usage(self._usage)
 
     @property
     def candidate(self) -> gt.Candidate | None:
@@ -102,7 +102,7 @@ class ResponseAssembler:
         return self._feedback
 
 
-def token_usage(usage: gt.GenerateContentResponseUsageMetadata | None) -> TokenUsage | None:
+def _token_usage(usage: gt.GenerateContentResponseUsageMetadata | None) -> TokenUsage | None:
     """Tokens in (the prompt, tool-use prompt included) and out (the answer, thinking included), or ``None``
     when Gemini sent no count."""
     if usage is None or usage.prompt_token_count is None:
