@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from agent_app.clock import clock_text
 from agent_app.invisible_chars import INVISIBLE_CHARACTERS, escape_invisible
+from agent_app.json_strings import map_strings
 from agent_app.types import AgentContext, MediaAsset, ToolSchema
 
 ROLE = (
@@ -37,35 +38,9 @@ MAX_QUOTED_CHARS = 200
 
 
 def escape_invisible_in(data: object) -> object:
-    """:func:`escape_invisible` applied to every string (keys included) of JSON data (a tool's result). Data
-    with nothing to escape or convert comes back as the same object: most results hold no such character,
-    and a copy of each would cost more than the look."""
-    return data if _nothing_to_escape(data) else _escaped(data)
-
-
-def _escaped(data: object) -> object:
-    if isinstance(data, str):
-        return escape_invisible(data)
-    if isinstance(data, dict):
-        return {escape_invisible(str(key)): _escaped(value) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [_escaped(item) for item in data]
-    return data
-
-
-def _nothing_to_escape(data: object) -> bool:
-    """Whether :func:`_escaped` would return equal data of the same types: plain strings without invisible
-    characters, dicts with such keys, lists (anything else of those kinds is rebuilt)."""
-    if isinstance(data, str):
-        return type(data) is str and INVISIBLE_CHARACTERS.search(data) is None
-    if isinstance(data, dict):
-        return type(data) is dict and all(
-            type(key) is str and INVISIBLE_CHARACTERS.search(key) is None and _nothing_to_escape(value)
-            for key, value in data.items()
-        )
-    if isinstance(data, list):
-        return type(data) is list and all(_nothing_to_escape(item) for item in data)
-    return not isinstance(data, tuple)
+    """:func:`escape_invisible` applied to every string (keys included) of JSON data (a tool's result); the
+    same object when there is nothing to escape (:func:`~agent_app.json_strings.map_strings`)."""
+    return map_strings(data, INVISIBLE_CHARACTERS, escape_invisible)
 
 
 def quote(text: str) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent_app.json_strings import map_strings
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """In a ``str`` a surrogate is always lone: the JSON reader joins an escaped pair into one character."""
 
@@ -27,14 +29,5 @@ def valid_text(text: str) -> str:
 
 def valid_data(value: Any) -> Any:
     """JSON data with :func:`valid_text` applied to every string, keys included; ``value`` itself when nothing
-    changes (most answers: it is only looked at)."""
-    if isinstance(value, str):
-        return valid_text(value)
-    if isinstance(value, dict):
-        items = [(valid_data(key), valid_data(item)) for key, item in value.items()]
-        same = all(k is key and v is item for (k, v), (key, item) in zip(items, value.items(), strict=True))
-        return value if same else dict(items)
-    if isinstance(value, list):
-        cleaned = [valid_data(item) for item in value]
-        return value if all(new is old for new, old in zip(cleaned, value, strict=True)) else cleaned
-    return value
+    changes, as for most answers (:func:`~agent_app.json_strings.map_strings`)."""
+    return map_strings(value, _LONE_SURROGATE, valid_text)
