@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Fresh machine to passing tests: Debian packages (a browser for the e2e test, a speech synthesizer
-# for the test media, iproute2 for the network-namespace test), the Python packages, then lint, type
-# check and the test suite.
+# for the test media, iproute2 for the network-namespace test, GNU time for the suite's peak memory),
+# the Python packages, then lint, type check and the test suite. Exits with pytest's status.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/system-packages.sh chromium fonts-liberation espeak-ng iproute2
+bash scripts/system-packages.sh chromium fonts-liberation espeak-ng iproute2 time
 bash scripts/setup.sh requirements-dev.txt
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 echo "== mypy"; .venv/bin/mypy
-echo "== pytest"; .venv/bin/python -m pytest "$@"
+echo "== pytest"
+peak_file="$(mktemp)"
+trap 'rm -f "$peak_file"' EXIT
+status=0
+/usr/bin/time -f "%M" -o "$peak_file" .venv/bin/python -m pytest "$@" || status=$?
+# %M: the largest resident set of pytest or of any one process it started (not their sum), in KB.
+echo "== peak memory: $(($(tail -n 1 "$peak_file") / 1024)) MB resident (the largest process of the test run)"
+exit "$status"

@@ -1,6 +1,7 @@
 """Shared fixtures. ``fake_llm``: a fresh fake LLM server per test (see the ``fake_llm`` package);
 ``openai_llm`` / ``gemini_llm``: the same, with the app configured to use it; ``storage``: a fresh SQLite
-storage in the test's own directory."""
+storage in the test's own directory. Every test's run managers are closed after it, so no test leaves
+run workers behind (each holds a thread, an event loop and SDK clients with open connections)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from agent_app.providers import clear_adapter_cache
 from agent_app.storage import SqliteStorage
+from agent_app.ui.resources import close_run_managers
 from fake_llm import CANARY_API_KEY, FakeLLMServer
 from tests.transcribe_support import SETTINGS as TRANSCRIBE_SETTINGS
 
@@ -28,6 +30,13 @@ LLM_SETTINGS = (
     "AGENT_API_TOKEN",
     "AGENT_MAX_BODY_BYTES",
 )
+
+
+@pytest.fixture(autouse=True)
+def _close_run_managers() -> Iterator[None]:
+    """The page's run managers (one per data folder, and each test has its own) end with the test."""
+    yield
+    close_run_managers()
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from agent_app.providers.provider_loop import TextSink, run_streaming
 from agent_app.runs.executor import BoundedExecutor
 from tests.run_support import wait_until
@@ -118,3 +120,24 @@ def test_a_job_that_raises_leaves_its_worker_serving_the_next_job() -> None:
 
     executor.submit(broken)
     assert recorder.run_once(executor)[0] is thread
+
+
+def test_closing_lets_queued_jobs_finish_then_ends_every_worker_and_closes_its_loop() -> None:
+    executor = BoundedExecutor(2)
+    recorder = Recorder()
+    release = threading.Event()
+
+    def blocking() -> None:
+        release.wait(WAIT)
+
+    executor.submit(blocking)
+    idle_thread, idle_loop = recorder.run_once(executor)
+    executor.submit(recorder)  # queued behind the blocking job or taken by the idle worker
+    executor.close()
+    release.set()
+    wait_until(lambda: executor.workers == 0, WAIT, "the workers never ended")
+    assert len(recorder.runs) == 2 and all(loop.is_closed() for _, loop in recorder.runs)
+    idle_thread.join(WAIT)
+    assert not idle_thread.is_alive() and idle_loop.is_closed()
+    with pytest.raises(RuntimeError, match="closed"):
+        executor.submit(recorder)

@@ -80,16 +80,23 @@ def settle_thread_loop() -> None:
             holder.loop.run_until_complete(asyncio.sleep(0))
 
 
-@atexit.register
-def _close_at_exit() -> None:
-    """The main thread's loop (tests, benches, scripts) is closed cleanly before the interpreter goes: a task
-    still pending on it would be reported destroyed while logging is already gone."""
+def close_thread_loop() -> None:
+    """Close this thread's loop cleanly (a thread done with model requests): what its requests left queued
+    finishes, then its async generators and its default executor's threads."""
     holder: _ThreadLoop | None = getattr(_local, "holder", None)
     if holder is None or holder.loop.is_closed() or holder.loop.is_running():
         return
     settle_thread_loop()
     holder.loop.run_until_complete(holder.loop.shutdown_asyncgens())
+    holder.loop.run_until_complete(holder.loop.shutdown_default_executor())
     holder.loop.close()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """The main thread's loop (tests, benches, scripts) is closed cleanly before the interpreter goes: a task
+    still pending on it would be reported destroyed while logging is already gone."""
+    close_thread_loop()
 
 
 class _CancelWatch:

@@ -11,7 +11,8 @@ threads ever): a thread keeps its event loop, and with it the provider's SDK cli
 (:mod:`agent_app.providers.provider_loop`), so a run after a run builds neither again. Workers that ended
 when idle would each leave their SDK client and its open connections behind: the adapters keep one client
 per event loop, and nothing closes it when a loop goes. Between jobs a worker lets its loop finish closing
-what the last run left.
+what the last run left. :meth:`BoundedExecutor.close` (a process done with its runs, a test) ends the
+workers once the queued jobs are done, and each closes its loop as it goes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-from agent_app.providers.provider_loop import settle_thread_loop
+from agent_app.providers.provider_loop import close_thread_loop, settle_thread_loop
 
 logger = logging.getLogger(__name__)
 
@@ -40,9 +41,12 @@ class BoundedExecutor:
         """Workers waiting for a job (a notified one counts until it has woken)."""
         self._numbers = itertools.count(1)
         self._ready = threading.Condition()
+        self._closed = False
 
     def submit(self, job: Callable[[], None]) -> None:
         with self._ready:
+            if self._closed:
+                raise RuntimeError("the executor is closed")
             self._jobs.append(job)
             if len(self._jobs) <= self._idle:
                 self._ready.notify()
@@ -71,9 +75,15 @@ class BoundedExecutor:
         with self._ready:
             return self._idle
 
+    def close(self) -> None:
+        """Take no new jobs; each worker ends once no queued job is left for it (a running job is not
+        interrupted), closing its event loop."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()
+
     def _work(self) -> None:
-        while True:
-            job = self._next_job()
+        while (job := self._next_job()) is not None:
             try:
                 job()
             except BaseException:  # a job must never take its worker (and the jobs queued behind it) down
@@ -83,11 +93,19 @@ class BoundedExecutor:
                 settle_thread_loop()
             except Exception:
                 logger.exception("Settling a run worker's event loop failed")
+        try:
+            close_thread_loop()
+        except Exception:
+            logger.exception("Closing a run worker's event loop failed")
 
-    def _next_job(self) -> Callable[[], None]:
-        """The oldest job, waiting as long as it takes for one."""
+    def _next_job(self) -> Callable[[], None] | None:
+        """The oldest job, waiting as long as it takes for one; ``None`` once closed and none is left (the
+        worker then ends)."""
         with self._ready:
             while not self._jobs:
+                if self._closed:
+                    self._workers -= 1
+                    return None
                 self._idle += 1
                 try:
                     self._ready.wait()

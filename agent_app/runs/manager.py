@@ -203,6 +203,11 @@ class ThreadRunManager:
             with self._guard:
                 self._unrecorded.pop(run.id, None)
 
+    def close(self) -> None:
+        """Start no more runs: the executor's workers end once the queued runs are done (the heartbeat ends
+        with the last run)."""
+        self._executor.close()
+
     # --- executing ----------------------------------------------------------------------------
     def _execute(self, run: Run, stop: threading.Event) -> None:
         try:

@@ -45,3 +45,13 @@ def get_run_manager(settings: Settings) -> RunManager:
                 storage, functools.partial(run_turn, storage, current_assistant)
             )
         return manager
+
+
+def close_run_managers() -> None:
+    """Close and forget every storage's run manager (a process, or a test, done with its runs): their
+    workers end once their runs are done, and the next :func:`get_run_manager` makes a new one."""
+    with _managers_lock:
+        managers = list(_managers.values())
+        _managers.clear()
+    for manager in managers:
+        manager.close()
