@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import pkgutil
+import subprocess
+import sys
+from pathlib import Path
 
 from pydantic import Field
 
 import agent_app
+from agent_app import types
+from agent_app.orchestrator import Orchestrator
+from agent_app.registry import ToolRegistry
+from agent_app.routes.chat import chat_endpoint
+from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import (
     AgentContext,
@@ -24,6 +33,54 @@ from agent_app.types import (
 
 PAGE_PACKAGE = "agent_app.ui."
 """Streamlit page modules may draw when imported; the page's AppTest tests run those instead."""
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_TYPES = ("ChatMessage", "ToolCall", "ToolResult", "ExecutionState", "AgentContext", "ToolDefinition")
+"""The spec's shared foundational types."""
+
+
+def _shared_type_users() -> dict[str, Path]:
+    """Every module of the app and its plugins that imports from ``agent_app.types``, by name."""
+    users: dict[str, Path] = {}
+    for path in sorted([*(ROOT / "agent_app").rglob("*.py"), *(ROOT / "plugins").glob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "agent_app.types":
+                users[".".join(path.relative_to(ROOT).with_suffix("").parts)] = path
+    return users
+
+
+def test_types_are_importable_everywhere() -> None:
+    """The spec's check is that TypeScript compiles every module importing ``types.ts``; here: the module
+    exports the six shared types, the stores, orchestrator, registry and chat route are among the modules that
+    import them, each of those modules imports, the project's strict mypy passes on all of them, and no
+    other module defines a type of the same name (one source of truth)."""
+    assert all(name in vars(types) for name in SHARED_TYPES)
+    users = _shared_type_users()
+    spec_places = {ChatStore, AgentStore, Orchestrator, ToolRegistry, chat_endpoint}
+    assert {place.__module__ for place in spec_places} <= users.keys()
+    for name in users:
+        importlib.import_module(name)
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", *(str(path.relative_to(ROOT)) for path in users.values())],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    for path in [*(ROOT / "agent_app").rglob("*.py"), *(ROOT / "plugins").glob("*.py")]:
+        if path != ROOT / "agent_app" / "types.py":
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+            defined |= {
+                target.id
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Assign | ast.AnnAssign)
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(target, ast.Name)
+            }
+            assert not defined & set(SHARED_TYPES), (
+                f"{path.relative_to(ROOT)} defines its own {defined & set(SHARED_TYPES)}"
+            )
 
 
 def test_every_module_of_the_package_imports() -> None:
