@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agent_app.storage import SqliteStorage
 from bench.bench_page_rerun import compare_reruns
-from bench.media_factory import tiny_wav
+from testsupport.media_factory import tiny_wav
 
 SIZES = (10, 2000)
 TARGET_RATIO = 1.5

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
-from bench.decoded_audio import extract_audio
-from bench.media_factory import SENTENCES, FloatArray, MediaFile, resample, spoken, word_error_rate
+from testsupport.decoded_audio import extract_audio
+from testsupport.media_factory import SENTENCES, FloatArray, MediaFile, resample, spoken, word_error_rate
 
 RATE = 16_000
 TEXT = SENTENCES[:2]

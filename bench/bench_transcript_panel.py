@@ -23,7 +23,7 @@ from agent_app.media.transcript_cache import CacheKey, TranscriptCache
 from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.storage import SqliteStorage
 from agent_app.types import MediaAsset
-from bench.media_factory import tiny_wav
+from testsupport.media_factory import tiny_wav
 
 SIZES = {"1 minute": (60_000, 15), "1 hour": (3_600_000, 900)}
 TARGET_RATIO = 2.0

@@ -35,9 +35,9 @@ from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
 from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
-from bench.decoded_audio import extract_audio
-from bench.media_factory import Video, mp4, speak, speech_track, word_error_rate
 from plugins.transcribe_video import TranscribeVideoArgs, transcribe_video
+from testsupport.decoded_audio import extract_audio
+from testsupport.media_factory import Video, mp4, speak, speech_track, word_error_rate
 
 REPO = Path(__file__).resolve().parent.parent
 SENTENCES = [

@@ -30,10 +30,10 @@ from google.genai import types as gt
 
 from agent_app.llm_config import GEMINI, OPENAI_COMPATIBLE
 from agent_app.types import ChatMessage, ChatRequest
-from bench.streamlit_server import run_streamlit
 from fake_llm import FakeLLMServer, delayed, gemini_text, openai_text, streamed
 from fake_llm.process import BaseURLs, server_process
 from fake_llm.streams import StreamScript
+from testsupport.streamlit_server import run_streamlit
 
 CONCURRENT = 100
 MODEL_LATENCY = 1.0

@@ -1,5 +1,5 @@
 """Tiny media files made at test time with PyAV (never committed): a video with sound, a sound file,
-and things that only pretend to be media. The muxing itself is :mod:`bench.media_factory`'s."""
+and things that only pretend to be media. The muxing itself is :mod:`testsupport.media_factory`'s."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import av
 import numpy as np
 
-from bench.media_factory import FloatArray, MediaFile, Video
+from testsupport.media_factory import FloatArray, MediaFile, Video
 
 
 def _tone(seconds: float, rate: int) -> FloatArray:

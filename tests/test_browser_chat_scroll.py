@@ -13,9 +13,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY
-from bench.streamlit_server import run_streamlit
 from fake_llm import FakeLLMServer, delayed, openai_text
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from bench.streamlit_server import run_streamlit
 from fake_llm import FakeLLMServer, openai_text
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
 from tests.creator_support import EXACT_PHRASE, EXACT_START_MS, LATE_INDEX, LATE_PHRASE, hour_transcript, seed_clip
+from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]  # the fixture, imported for this module

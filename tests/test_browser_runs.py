@@ -15,10 +15,10 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from bench.streamlit_server import run_streamlit
 from fake_llm import FakeLLMServer, delayed, openai_text, openai_tool_calls, tool_call, transcription_reply
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
 from tests.media_samples import make_video
+from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]

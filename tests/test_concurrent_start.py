@@ -14,11 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.media_factory import speech_mp4
-from bench.streamlit_server import ROOT, run_streamlit
 from fake_llm import CANARY_API_KEY, FakeLLMServer
 from tests.page_session import connect_session, run_page
 from tests.transcribe_support import SETTINGS
+from testsupport.media_factory import speech_mp4
+from testsupport.streamlit_server import ROOT, run_streamlit
 
 pytestmark = pytest.mark.slow
 

@@ -22,8 +22,8 @@ import pytest
 from agent_app.log_redaction import REDACTED, redact
 from agent_app.providers import clear_adapter_cache
 from agent_app.routes.chat import handle_chat_body
-from bench.streamlit_server import run_streamlit
 from fake_llm import FakeLLMServer, Reply, error_reply, json_reply, raw_reply
+from testsupport.streamlit_server import run_streamlit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # google-genai warns quoting the key
 HELLO = json.dumps({"messages": [{"role": "user", "content": "Hello"}]}).encode()

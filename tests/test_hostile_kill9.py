@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from bench.streamlit_server import StreamlitServer, run_streamlit
 from fake_llm import FakeLLMServer, delayed, hang, openai_text, openai_tool_calls, tool_call
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page
 from tests.media_samples import make_video
+from testsupport.streamlit_server import StreamlitServer, run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]

@@ -18,8 +18,8 @@ from urllib.parse import quote
 import pytest
 
 from agent_app.storage import SqliteStorage
-from bench.streamlit_server import StreamlitServer, run_streamlit
 from tests.media_samples import make_wav
+from testsupport.streamlit_server import StreamlitServer, run_streamlit
 
 pytestmark = pytest.mark.slow
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.streamlit_server import ROOT, STARTUP_TIMEOUT, stop
 from tests.hostile_support import IS_ROOT
+from testsupport.streamlit_server import ROOT, STARTUP_TIMEOUT, stop
 
 pytestmark = [
     pytest.mark.slow,

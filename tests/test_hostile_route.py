@@ -27,8 +27,8 @@ from agent_app.errors import ChatError
 from agent_app.routes.access import authorize, is_loopback
 from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, handle_chat_body
 from agent_app.types import ChatMessage, ChatRequest, ToolCall, ToolResult
-from bench.streamlit_server import run_streamlit
 from fake_llm import CANARY_API_KEY, FakeLLMServer, openai_text
+from testsupport.streamlit_server import run_streamlit
 
 ALLOWED = {200, 400, 413, 502}
 FUZZ = settings(

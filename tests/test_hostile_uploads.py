@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from agent_app.storage import SqliteStorage
-from bench.media_factory import MediaFile, tone_track
 from fake_llm import FakeLLMServer
 from tests.hostile_support import close_connections_to, fill, requires_root, set_read_only, tmpfs
 from tests.media_samples import make_wav
 from tests.page_support import configure_env, new_page, texts
+from testsupport.media_factory import MediaFile, tone_track
 
 
 @pytest.fixture(scope="module")

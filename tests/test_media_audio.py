@@ -14,8 +14,8 @@ from agent_app.media.chunking import FloatArray, rechunk
 from agent_app.media.encode import encode_ogg_opus, encoded_chunks
 from agent_app.media.media_errors import NoAudioStreamError, TruncatedMediaError, UnreadableMediaError
 from agent_app.media.sample_placement import SAMPLE_RATE
-from bench.decoded_audio import extract_audio
-from bench.media_factory import Video, mp4, not_media, silent_mp4, tone_track, truncated_copy, write_mp4
+from testsupport.decoded_audio import extract_audio
+from testsupport.media_factory import Video, mp4, not_media, silent_mp4, tone_track, truncated_copy, write_mp4
 
 TOLERANCE_MS = 50
 

@@ -17,8 +17,16 @@ import pytest
 
 from agent_app.media import TranscriptionError
 from agent_app.storage import AssetRejectedError
-from bench.media_factory import SENTENCES, MediaFile, Video, espeak_available, spoken, truncated_copy, word_error_rate
 from tests.transcribe_support import transcribe_upload
+from testsupport.media_factory import (
+    SENTENCES,
+    MediaFile,
+    Video,
+    espeak_available,
+    spoken,
+    truncated_copy,
+    word_error_rate,
+)
 
 pytestmark = [
     pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from agent_app.storage import AssetRejectedError
-from bench.media_factory import (
+from tests.media_samples import make_png
+from tests.transcribe_support import transcribe_upload
+from testsupport.media_factory import (
     SENTENCES,
     FloatArray,
     MediaFile,
@@ -25,8 +27,6 @@ from bench.media_factory import (
     spoken,
     word_error_rate,
 )
-from tests.media_samples import make_png
-from tests.transcribe_support import transcribe_upload
 
 pytestmark = [
     pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),

@@ -13,7 +13,8 @@ import pytest
 
 from agent_app.media import TranscriptionError
 from agent_app.validation import ToolArgumentsError
-from bench.media_factory import (
+from tests.transcribe_support import transcribe_upload
+from testsupport.media_factory import (
     SENTENCES,
     FloatArray,
     MediaFile,
@@ -23,7 +24,6 @@ from bench.media_factory import (
     spoken,
     word_error_rate,
 )
-from tests.transcribe_support import transcribe_upload
 
 pytestmark = [
     pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),

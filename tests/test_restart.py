@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, expect
 
-from bench.streamlit_server import run_streamlit
 from fake_llm import FakeLLMServer, openai_text
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]

@@ -12,8 +12,8 @@ import pytest
 from agent_app.chat_clients import HttpChatClient
 from agent_app.errors import ChatError
 from agent_app.types import ChatRequest
-from bench.streamlit_server import run_streamlit
 from fake_llm import CANARY_API_KEY, FakeLLMServer, error_reply, openai_tool_calls, tool_call
+from testsupport.streamlit_server import run_streamlit
 
 pytestmark = pytest.mark.slow
 

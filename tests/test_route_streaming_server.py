@@ -16,10 +16,10 @@ import pytest
 from httpx_sse import connect_sse
 
 from agent_app.storage import SqliteStorage
-from bench.streamlit_server import run_streamlit
 from fake_llm import CANARY_API_KEY, FakeLLMServer, delayed, openai_text, streamed
 from fake_llm.streams import StreamScript
 from tests.media_samples import make_wav
+from testsupport.streamlit_server import run_streamlit
 
 pytestmark = pytest.mark.slow
 

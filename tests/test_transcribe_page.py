@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.media_factory import speech_mp4
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 from tests.page_support import bubbles, configure_env, new_page, send
 from tests.transcribe_support import SETTINGS
+from testsupport.media_factory import speech_mp4
 
 
 @pytest.mark.slow

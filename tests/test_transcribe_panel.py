@@ -16,8 +16,8 @@ from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.transcript_panel import transcript_exports
-from bench.media_factory import SENTENCES, MediaFile, silent_mp4, speech_mp4, speech_track
 from tests.transcribe_support import new_workspace
+from testsupport.media_factory import SENTENCES, MediaFile, silent_mp4, speech_mp4, speech_track
 
 pytestmark = pytest.mark.usefixtures("offline_transcription")
 

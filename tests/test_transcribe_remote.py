@@ -15,8 +15,6 @@ from agent_app.media.backends.base import BackendRequestError, BackendUnavailabl
 from agent_app.media.backends.config import create_backend, read_transcribe_settings
 from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
 from agent_app.media.backends.openai_api import OpenAITranscriptionBackend
-from bench.decoded_audio import extract_audio
-from bench.media_factory import tone_track, write_mp4
 from fake_llm import (
     FakeLLMServer,
     RecordedRequest,
@@ -26,6 +24,8 @@ from fake_llm import (
     transcription_reply,
 )
 from tests.transcribe_support import Workspace, new_workspace, run_transcribe_tool
+from testsupport.decoded_audio import extract_audio
+from testsupport.media_factory import tone_track, write_mp4
 
 pytestmark = pytest.mark.usefixtures("offline_transcription")
 

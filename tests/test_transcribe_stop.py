@@ -18,9 +18,9 @@ from agent_app.plugins import build_tool_registry
 from agent_app.storage import SqliteStorage
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
 from agent_app.types import AgentContext, ChatMessage, StopRequested
-from bench.media_factory import AUDIO_RATE, MediaFile, speech_track
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 from tests.run_support import manager_for
+from testsupport.media_factory import AUDIO_RATE, MediaFile, speech_track
 
 SPEECH_MINUTES = 5
 WAIT = 40.0

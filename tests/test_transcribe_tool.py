@@ -22,9 +22,9 @@ from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.plugins import build_tool_registry
 from agent_app.types import MediaAsset
 from agent_app.validation import ToolArgumentsError, parse_tool_args
-from bench.media_factory import SENTENCES, silent_mp4, speech_mp4, word_error_rate
 from plugins.transcribe_video import MAX_RESULT_SEGMENTS, tool_result
 from tests.transcribe_support import SETTINGS, Workspace, new_workspace, run_transcribe_tool
+from testsupport.media_factory import SENTENCES, silent_mp4, speech_mp4, word_error_rate
 
 REPO = Path(__file__).resolve().parent.parent
 

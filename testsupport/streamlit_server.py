@@ -1,6 +1,5 @@
 """Run ``streamlit run app.py`` as a real server for a test or a bench: free loopback port, output captured to a
-file, stopped by its pid. Shared by the route's HTTP tests, the browser tests and ``bench_streaming`` (here,
-beside ``media_factory``, so that benches never import ``tests/``)."""
+file, stopped by its pid. Shared by the route's HTTP tests, the browser tests and ``bench_streaming``."""
 
 from __future__ import annotations
 
