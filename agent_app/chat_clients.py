@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from agent_app.chat_handler import ChatSetup, handle_chat
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.registry import ToolRegistry
-from agent_app.settings import Settings, load_settings
+from agent_app.settings import Settings
 from agent_app.types import CancelSignal, ChatRequest, ChatResponse
 
 DEFAULT_HTTP_TIMEOUT_SECONDS = 300.0
@@ -45,16 +45,15 @@ def _unreadable(status: int) -> ChatError:
 
 
 class InProcessChatClient:
-    """Calls the route's handler in this process.
+    """Calls the route's handler in this process, with the settings of the run it serves.
 
     ``registry``: the caller's tool registry, whose schemas are offered to the model (the page passes the
-    registry its orchestrator executes with, so the two can never disagree); default: the enabled tools.
+    registry its orchestrator executes with, so the two can never disagree).
     """
 
-    def __init__(self, registry: ToolRegistry | None = None, settings: Settings | None = None) -> None:
-        schemas = registry.to_tool_schemas() if registry is not None else None
-        # One reading of the settings, one adapter, prompt and budget per run (the client lives for one run).
-        self._setup = ChatSetup(settings if settings is not None else load_settings(), schemas)
+    def __init__(self, registry: ToolRegistry, settings: Settings) -> None:
+        # One adapter, prompt and budget per run (the client lives for one run).
+        self._setup = ChatSetup(settings, registry.to_tool_schemas())
 
     def send(
         self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None, cancel: CancelSignal | None = None

@@ -30,7 +30,7 @@ from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
 from agent_app.providers.provider_loop import RequestCancelledError, TextSink, run_streaming
 from agent_app.request_validation import check_chat_request
-from agent_app.settings import Settings, load_settings
+from agent_app.settings import Settings
 from agent_app.types import AgentContext, CancelSignal, ChatMessage, ChatRequest, ChatResponse, ToolSchema
 
 logger = logging.getLogger(__name__)
@@ -88,10 +88,10 @@ class ChatSetup:
     prompt). The page's client keeps one per run; each of the route's requests makes its own, so both take
     the same path.
 
-    ``settings`` default to :func:`~agent_app.settings.load_settings` at the first request; ``tool_schemas``
+    ``settings``: those read where the work started (the run, the route request); ``tool_schemas`` default
     to the enabled tools'."""
 
-    def __init__(self, settings: Settings | None = None, tool_schemas: Sequence[ToolSchema] | None = None) -> None:
+    def __init__(self, settings: Settings, tool_schemas: Sequence[ToolSchema] | None = None) -> None:
         self._settings = settings
         self._tool_schemas = tool_schemas
         self._call: _Call | None = None
@@ -110,9 +110,8 @@ class ChatSetup:
         """The request's call; raises :class:`ChatError` when the configuration or the tools cannot be used."""
         call = self._call
         if call is None:
-            settings = self._settings if self._settings is not None else load_settings()
-            config, adapter = _configured_adapter(settings)
-            schemas = _schemas(self._tool_schemas, settings)
+            config, adapter = _configured_adapter(self._settings)
+            schemas = _schemas(self._tool_schemas, self._settings)
             budget = context_budget(config.model, config.context_tokens, config.max_output_tokens)
             prompt = build_system_prompt(context, schemas)
             call = _Call(config, adapter, ContextWindow(budget, prompt, schemas, context))
@@ -154,20 +153,13 @@ def _failure(call: _Call, exc: Exception) -> ChatError:
     return provider_failure(ErrorKind.PROVIDER_FAILED)
 
 
-async def handle_chat_async(
-    request: ChatRequest,
-    *,
-    settings: Settings | None = None,
-    setup: ChatSetup | None = None,
-    on_text: TextSink | None = None,
-) -> ChatResponse:
+async def handle_chat_async(request: ChatRequest, *, setup: ChatSetup, on_text: TextSink | None = None) -> ChatResponse:
     """One streamed provider call for ``request``, its history fitted into the model's window (once more,
     smaller, if the provider still finds it too long), awaited on the caller's loop: no thread is held, and
     cancelling the task closes the provider's response. ``on_text`` gets the answer's text as it arrives.
     Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets removed) and raised
-    with the spec's bare text. ``setup``: the run's :class:`ChatSetup` (default: one for this request, of
-    ``settings`` and the enabled tools)."""
-    call, fitted = _prepare(request, setup if setup is not None else ChatSetup(settings))
+    with the spec's bare text. ``setup``: the run's :class:`ChatSetup` (the route: one for this request)."""
+    call, fitted = _prepare(request, setup)
 
     async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
         return await call.adapter.achat(
@@ -190,8 +182,7 @@ async def handle_chat_async(
 def handle_chat(
     request: ChatRequest,
     *,
-    settings: Settings | None = None,
-    setup: ChatSetup | None = None,
+    setup: ChatSetup,
     on_text: TextSink | None = None,
     cancel: CancelSignal | None = None,
 ) -> ChatResponse:
@@ -201,7 +192,7 @@ def handle_chat(
     exception of ``on_text`` (the caller's own) ends the request and propagates as it is."""
 
     def start(sink: TextSink) -> Coroutine[Any, Any, ChatResponse]:
-        return handle_chat_async(request, settings=settings, setup=setup, on_text=sink)
+        return handle_chat_async(request, setup=setup, on_text=sink)
 
     try:
         return run_streaming(start, on_text=on_text, cancel=cancel)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent_app.settings import Settings, load_settings
+from agent_app.settings import Settings
 
 OPENAI_COMPATIBLE = "openai-compatible"
 GEMINI = "gemini"
@@ -66,15 +66,14 @@ _TUNING_SETTINGS = (
 )
 
 
-def load_llm_config(settings: Settings | None = None) -> LLMConfig:
-    """The configuration ``settings`` (default: the current ones) describe.
+def load_llm_config(settings: Settings) -> LLMConfig:
+    """The configuration ``settings`` describe.
 
     Raises :class:`MissingConfigurationError` naming every unset required setting, and
     :class:`LLMConfigurationError` for an unusable timeout/retry/token setting. The provider name is not
     checked here: the factory does that, with the spec's ``Unknown LLM provider`` message.
     ``LLM_BASE_URL`` is dropped for Gemini (the spec: it must be ignored).
     """
-    settings = settings if settings is not None else load_settings()
     required = {
         "LLM_PROVIDER": settings.llm_provider,
         "LLM_MODEL": settings.llm_model,
@@ -121,11 +120,10 @@ class LLMStatus:
         return " · ".join(parts)
 
 
-def llm_status(settings: Settings | None = None) -> LLMStatus:
+def llm_status(settings: Settings) -> LLMStatus:
     """The configuration's state for display: configured, or which settings are missing / wrong. An
     invalid timeout/retry setting is reported even when required settings are missing too, so that
     the page never says "configured" (or names only half the fixes) before a send fails."""
-    settings = settings if settings is not None else load_settings()
     provider, model = settings.llm_provider, settings.llm_model
     invalid = settings.problems_with(*_TUNING_SETTINGS)
     try:

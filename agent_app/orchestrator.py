@@ -264,6 +264,7 @@ class Orchestrator:
             context=context,
             media=self.options.media,
             data_dir=self.options.data_dir,
+            settings=self.options.settings,
             report_progress=lambda fraction, message: self._progress(call, fraction, message),
             should_stop=self._stop_asked,
         )

@@ -9,10 +9,11 @@ short as what every caller must give. The listener is a protocol, so the loop ne
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from agent_app.settings import Settings
 from agent_app.tool_calls import MAX_RESULT_CHARS
 from agent_app.types import ChatMessage, ExecutionState, MediaLibrary, ToolCall
 
@@ -55,6 +56,8 @@ class OrchestratorOptions:
     """The project's media, handed to every tool."""
     data_dir: Path | None = None
     """Where tools keep derived files (the transcript cache), handed to every tool."""
+    settings: Settings = field(default_factory=Settings)
+    """The run's settings, handed to every tool (the transcription backend); default: every default."""
     listener: OrchestratorListener | None = None
     should_stop: Callable[[], bool] | None = None
     """``True`` once the user pressed Stop: the model's stream is closed and open calls are answered."""

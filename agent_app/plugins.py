@@ -25,7 +25,6 @@ from typing import Any
 import pluggy
 
 from agent_app.registry import ToolRegistry
-from agent_app.settings import load_settings
 from agent_app.types import ToolDefinition
 
 PROJECT_NAME = "agent_app"
@@ -118,12 +117,10 @@ def available_tools(manager: pluggy.PluginManager) -> dict[str, ToolDefinition[A
     return tools
 
 
-def build_tool_registry(
-    enabled: Iterable[str] | None = None,
-    manager: pluggy.PluginManager | None = None,
-) -> ToolRegistry:
-    """The registry of the enabled tools, in the order they are enabled."""
-    names = list(enabled) if enabled is not None else load_settings().enabled_tools
+def build_tool_registry(enabled: Iterable[str], manager: pluggy.PluginManager | None = None) -> ToolRegistry:
+    """The registry of the ``enabled`` tools (the ``AGENT_ENABLED_TOOLS`` setting), in the order they are
+    enabled."""
+    names = list(enabled)
     offered = available_tools(manager if manager is not None else create_plugin_manager())
     registry = ToolRegistry()
     for name in names:
@@ -140,14 +137,15 @@ _registries: dict[tuple[str, ...], ToolRegistry] = {}
 _registries_lock = threading.Lock()
 
 
-def enabled_tool_registry(enabled: Iterable[str] | None = None) -> ToolRegistry:
-    """The registry of the tools ``AGENT_ENABLED_TOOLS`` names, shared by the route and every page session.
+def enabled_tool_registry(enabled: Iterable[str]) -> ToolRegistry:
+    """The registry of the ``enabled`` tools (``Settings.enabled_tools``), shared by the route and every
+    page session.
 
     Built once per setting value while holding a lock, so concurrent first callers wait for the one
     complete registry; a failure is not kept (each caller gets the error naming the plugin, and a fixed
     setting applies without a restart).
     """
-    names = tuple(enabled) if enabled is not None else load_settings().enabled_tools
+    names = tuple(enabled)
     with _registries_lock:
         registry = _registries.get(names)
         if registry is None:

@@ -182,7 +182,11 @@ def raw_settings(names: Iterable[str] = SETTING_NAMES, *, secrets_file: bool = T
 
 
 def load_settings() -> Settings:
-    """The settings now; never raises: unusable values are in :attr:`Settings.problems`."""
+    """The settings now; never raises: unusable values are in :attr:`Settings.problems`.
+
+    Called only where work starts, and the result passed down from there: a page run
+    (``ui.page_layout.render_page``), a run starting (``ui.resources.current_assistant``), a route request
+    (``routes.chat.chat_endpoint`` and ``handle_chat_body``, ``routes.media.media_endpoint``)."""
     raw = raw_settings()
     try:
         return Settings.model_validate(raw)

@@ -19,6 +19,7 @@ from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, runtime_
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from agent_app.settings import Settings
 from agent_app.tool_args import ParameterType as ParameterType  # noqa: PLC0414 - re-exported shared type
 from agent_app.tool_args import ToolArgs, argument_specs
 
@@ -272,6 +273,8 @@ class ToolEnvironment:
     context: AgentContext | None = None
     media: MediaLibrary | None = None
     data_dir: Path | None = None
+    settings: Settings = field(default_factory=Settings)
+    """The settings of the run or page session the tool works for (default: every setting at its default)."""
     report_progress: ProgressCallback = field(default=_ignore_progress)
     should_stop: Callable[[], bool] = field(default=_never_stop)
     """``True`` once the user pressed Stop: a tool that waits or loops without reporting progress checks it."""

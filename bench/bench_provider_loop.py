@@ -39,9 +39,11 @@ from google import genai
 from google.genai import types as gt
 
 from agent_app.chat_clients import InProcessChatClient
+from agent_app.llm_config import load_llm_config
 from agent_app.orchestrator import Orchestrator
 from agent_app.providers import clear_adapter_cache, get_adapter
 from agent_app.registry import ToolRegistry
+from agent_app.settings import load_settings
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import ChatMessage, ToolDefinition, ToolResult
 from bench.raw_sdk_loops import (
@@ -81,7 +83,9 @@ def our_loop(registry: ToolRegistry, prior: Sequence[ChatMessage] = ()) -> None:
     loaded = [message.model_copy() for message in prior]
     chat.load_messages(loaded)
     question = chat.add_message(ChatMessage(role="user", content="Count."))
-    Orchestrator(InProcessChatClient(registry), registry, chat, agent).run([*loaded, question], CONTEXT)
+    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run(
+        [*loaded, question], CONTEXT
+    )
     # Checked without reading the history back (the page's cost, not a request's): 7 calls, 7 results, an answer.
     assert agent.status == "idle" and chat.error is None, (agent.status, chat.error)
     assert len(chat.unsaved) == 2 + 2 * TOOL_CALLS, chat.unsaved
@@ -92,7 +96,7 @@ def adapter_loop(registry: ToolRegistry) -> None:
     separates its cost from the orchestrator's, stores' and handler's."""
     schemas = registry.to_tool_schemas()
     history = [ChatMessage(role="user", content="Count.")]
-    adapter = get_adapter()
+    adapter = get_adapter(load_llm_config(load_settings()))
     for _ in range(REQUESTS):
         answer = adapter.chat(history, system_prompt=SYSTEM_PROMPT, tool_schemas=schemas)
         if not answer.tool_calls:

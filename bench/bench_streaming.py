@@ -43,7 +43,7 @@ from google import genai
 from google.genai import types as gt
 from starlette.applications import Starlette
 
-from agent_app.chat_handler import handle_chat, handle_chat_async
+from agent_app.chat_handler import ChatSetup, handle_chat, handle_chat_async
 from agent_app.providers import clear_adapter_cache
 from agent_app.routes.chat import chat_routes
 from agent_app.settings import load_settings
@@ -87,7 +87,7 @@ def ours(server: FakeLLMServer, provider: str) -> float:
         if not seen:
             seen.append(time.perf_counter())
 
-    handle_chat(HELLO, on_text=on_text)
+    handle_chat(HELLO, setup=ChatSetup(load_settings()), on_text=on_text)
     last = server.chat.last if provider == "openai-compatible" else server.gemini.last
     return first_text_delay(last, seen[0], 1 if provider == "openai-compatible" else 0)
 
@@ -167,7 +167,7 @@ def _discard(delta: str) -> None:
 
 
 async def via_handler() -> None:
-    await handle_chat_async(HELLO, settings=load_settings(), on_text=_discard)
+    await handle_chat_async(HELLO, setup=ChatSetup(load_settings()), on_text=_discard)
 
 
 async def via_raw_sdk(client: openai.AsyncOpenAI) -> None:

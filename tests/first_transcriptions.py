@@ -20,6 +20,7 @@ from typing import Any
 import moonshine_voice
 
 from agent_app.plugins import build_tool_registry
+from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
 from agent_app.validation import parse_tool_args
@@ -41,7 +42,7 @@ class CountingTranscriber(moonshine_voice.Transcriber):  # type: ignore[misc]
 def _transcribe(barrier: threading.Barrier, asset: MediaAsset, env: ToolEnvironment) -> dict[str, Any]:
     barrier.wait()
     try:
-        tool = build_tool_registry().get("transcribe_video")
+        tool = build_tool_registry(load_settings().enabled_tools).get("transcribe_video")
         if tool is None:
             return {"error": "transcribe_video is not registered"}
         return {"result": tool.execute(parse_tool_args(tool, {"assetId": asset.id}), env)}

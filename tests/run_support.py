@@ -12,6 +12,7 @@ from agent_app.registry import ToolRegistry
 from agent_app.runs.manager import DEFAULT_MAX_RUNS, ThreadRunManager
 from agent_app.runs.models import Run
 from agent_app.runs.turn import Assistant, run_turn
+from agent_app.settings import load_settings
 from agent_app.storage import SqliteStorage
 
 
@@ -27,7 +28,8 @@ def manager_for(
     storage: SqliteStorage, registry: ToolRegistry, max_workers: int = DEFAULT_MAX_RUNS
 ) -> ThreadRunManager:
     """A run manager whose runs are the page's real turn (assistant, in-process client, ``registry``)."""
-    assistant = Assistant(InProcessChatClient(registry), registry)
+    settings = load_settings()
+    assistant = Assistant(InProcessChatClient(registry, settings), registry, settings)
     job = functools.partial(run_turn, storage, lambda: assistant)
     return ThreadRunManager(storage, job, max_workers=max_workers, heartbeat_seconds=0.1)
 

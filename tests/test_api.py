@@ -21,6 +21,7 @@ from agent_app.plugins import build_tool_registry
 from agent_app.prompt import build_system_prompt, format_ms
 from agent_app.routes.access import authorize, is_loopback
 from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, chat_routes, handle_chat_body
+from agent_app.settings import load_settings
 from agent_app.types import AgentContext, ChatRequest, MediaAsset, ToolParameter, ToolSchema
 from fake_llm import (
     CANARY_API_KEY,
@@ -255,12 +256,12 @@ def test_endpoint_serves_only_loopback_without_a_token(http: TestClient, openai_
 def test_authorize_and_loopback_rules(llm_env: pytest.MonkeyPatch) -> None:
     assert is_loopback("127.0.0.1") and is_loopback("127.8.0.1") and is_loopback("::1")
     assert not is_loopback("10.0.0.1") and not is_loopback("localhost") and not is_loopback(None)
-    assert authorize({}, "::1") is None
-    denied = authorize({"X-Real-IP": "1.2.3.4"}, "127.0.0.1")
+    assert authorize({}, "::1", load_settings()) is None
+    denied = authorize({"X-Real-IP": "1.2.3.4"}, "127.0.0.1", load_settings())
     assert denied is not None and denied.status == 403
     llm_env.setenv("AGENT_API_TOKEN", "tok")
-    assert authorize({"authorization": "bearer tok"}, "198.51.100.1") is None
-    missing = authorize({}, "127.0.0.1")
+    assert authorize({"authorization": "bearer tok"}, "198.51.100.1", load_settings()) is None
+    missing = authorize({}, "127.0.0.1", load_settings())
     assert missing is not None and missing.status == 401
 
 
@@ -268,7 +269,7 @@ def test_authorize_and_loopback_rules(llm_env: pytest.MonkeyPatch) -> None:
 
 
 def test_in_process_client_returns_responses_and_raises_client_errors(openai_llm: FakeLLMServer) -> None:
-    client = InProcessChatClient()
+    client = InProcessChatClient(build_tool_registry(load_settings().enabled_tools), load_settings())
     openai_llm.chat.push(openai_text("Hello!"), error_reply(500))
     request = ChatRequest.model_validate({"messages": [{"role": "user", "content": "Hi"}], "context": CONTEXT})
     assert client.send(request).content == "Hello!"
@@ -278,14 +279,16 @@ def test_in_process_client_returns_responses_and_raises_client_errors(openai_llm
 
 
 def test_in_process_client_offers_the_callers_registry(openai_llm: FakeLLMServer) -> None:
-    client = InProcessChatClient(build_tool_registry(["echo_context"]))
+    client = InProcessChatClient(build_tool_registry(["echo_context"]), load_settings())
     client.send(ChatRequest.model_validate({"messages": [{"role": "user", "content": "Hi"}]}))
     assert [tool["function"]["name"] for tool in openai_llm.chat.last.json["tools"]] == ["echo_context"]
 
 
 def test_in_process_client_applies_the_same_validation(openai_llm: FakeLLMServer) -> None:
     with pytest.raises(ChatError) as caught:
-        InProcessChatClient().send(ChatRequest(messages=[]))
+        InProcessChatClient(build_tool_registry(load_settings().enabled_tools), load_settings()).send(
+            ChatRequest(messages=[])
+        )
     assert caught.value.status == 400 and "messages" in str(caught.value)
 
 

@@ -10,10 +10,12 @@ from itertools import count
 
 import pytest
 
+from agent_app.llm_config import load_llm_config
 from agent_app.providers import get_adapter
 from agent_app.providers.client_shards import MAX_CLIENTS, REQUESTS_PER_CLIENT, ClientShards
 from agent_app.providers.gemini import GeminiAdapter
 from agent_app.providers.openai_compatible import OpenAICompatibleAdapter
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage
 from fake_llm import FakeLLMServer, delayed, gemini_text, openai_text, streamed
 
@@ -84,7 +86,7 @@ def test_bursts_through_the_adapter_reuse_their_connections(provider: str, reque
         server = request.getfixturevalue("openai_llm")
         endpoint = server.chat
         endpoint.default = delayed(streamed(openai_text("All fine.")), 0.3)
-    adapter = get_adapter()
+    adapter = get_adapter(load_llm_config(load_settings()))
     assert isinstance(adapter, OpenAICompatibleAdapter | GeminiAdapter)
     hello = [ChatMessage(role="user", content="Hello")]
 

@@ -19,6 +19,7 @@ from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
 from agent_app.routes.chat import handle_chat_body
+from agent_app.settings import load_settings
 from agent_app.storage import SqliteStorage
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
@@ -89,7 +90,7 @@ def script_tool_loop(server: FakeLLMServer) -> None:
 def run(chat: ChatStore, agent: AgentStore) -> None:
     registry = ToolRegistry()
     registry.register_tool(transcript_tool())
-    Orchestrator(InProcessChatClient(registry), registry, chat, agent).run()
+    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run()
 
 
 def sent_requests(server: FakeLLMServer) -> list[Any]:

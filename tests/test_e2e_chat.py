@@ -11,6 +11,7 @@ import pytest
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import Orchestrator
 from agent_app.plugins import build_tool_registry
+from agent_app.settings import load_settings
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import AgentContext, ChatMessage, ToolResult
 from fake_llm import (
@@ -39,7 +40,7 @@ class Session:
         self.user = self.chat.add_message({"role": "user", "content": "What is in my project?"})
 
     def run(self) -> list[ChatMessage]:
-        Orchestrator(InProcessChatClient(self.registry), self.registry, self.chat, self.agent).run()
+        Orchestrator(InProcessChatClient(self.registry, load_settings()), self.registry, self.chat, self.agent).run()
         return self.chat.messages
 
     def results(self) -> list[ToolResult]:

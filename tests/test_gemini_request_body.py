@@ -13,8 +13,10 @@ import pytest
 from google import genai
 from google.genai import types as gt
 
+from agent_app.llm_config import load_llm_config
 from agent_app.providers import get_adapter
 from agent_app.providers.gemini_request import tool_schema_to_gemini
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
 from fake_llm import (
     CANARY_API_KEY,
@@ -110,7 +112,7 @@ def typed_call_body(server: FakeLLMServer, tools: list[ToolSchema]) -> bytes:
 @pytest.mark.parametrize("tools", [TOOLS, []], ids=["with-tools", "without-tools"])
 def test_the_history_sent_as_json_is_the_typed_calls_body(gemini_llm: FakeLLMServer, tools: list[ToolSchema]) -> None:
     history = every_shape()
-    adapter = get_adapter()
+    adapter = get_adapter(load_llm_config(load_settings()))
     assert adapter.chat(history, system_prompt=SYSTEM, tool_schemas=tools).content == "fake reply"
     first = gemini_llm.gemini.last.body
     adapter.chat(history, system_prompt=SYSTEM, tool_schemas=tools)  # the second request reuses what the first built
@@ -124,7 +126,12 @@ def test_the_history_sent_as_json_is_the_typed_calls_body(gemini_llm: FakeLLMSer
 def test_a_retried_request_resends_the_whole_history(gemini_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
     llm_env.setenv("LLM_MAX_RETRIES", "2")
     gemini_llm.gemini.push(error_reply(429), error_reply(503), gemini_text("ok"))
-    assert get_adapter().chat(every_shape(), system_prompt=SYSTEM, tool_schemas=TOOLS).content == "ok"
+    assert (
+        get_adapter(load_llm_config(load_settings()))
+        .chat(every_shape(), system_prompt=SYSTEM, tool_schemas=TOOLS)
+        .content
+        == "ok"
+    )
     first, *retries = gemini_llm.gemini.requests
     assert len(retries) == 2 and all(retry.body == first.body for retry in retries)
     assert first.json["contents"][-1] == {"parts": [{"text": "Again"}], "role": "user"}
@@ -135,7 +142,7 @@ def test_a_turn_read_back_from_storage_is_sent_as_the_answer_just_stored(gemini_
     from storage (a JSON copy) is validated, and the two bodies must not differ."""
     call = gemini_call("transcribe_video", {"assetId": "a1"}, id="g-7", thought_signature=SIGNATURE)
     gemini_llm.gemini.push(gemini_function_calls(call, text="Looking"))
-    adapter = get_adapter()
+    adapter = get_adapter(load_llm_config(load_settings()))
     question = ChatMessage(role="user", content="What is said?")
     answer = adapter.chat([question], system_prompt=SYSTEM, tool_schemas=TOOLS)
     assert answer.tool_calls is not None
@@ -161,7 +168,9 @@ def test_a_part_the_sdk_does_not_know_is_not_stored_as_an_empty_part(gemini_llm:
     """google-genai drops the fields it does not know from an answer, so a part of a newer kind reaches us
     empty; Gemini would refuse the next request with it (a part must hold one of its kinds)."""
     gemini_llm.gemini.push(gemini_response([{"text": "Answer."}, {"partOfANewKind": {"x": 1}}]))
-    answer = get_adapter().chat([ChatMessage(role="user", content="Hi")], system_prompt=SYSTEM, tool_schemas=[])
+    answer = get_adapter(load_llm_config(load_settings())).chat(
+        [ChatMessage(role="user", content="Hi")], system_prompt=SYSTEM, tool_schemas=[]
+    )
     assert answer.provider_metadata == {
         "gemini": {"content": {"parts": [{"text": "Answer."}], "role": "model"}, "callIds": {}}
     }
@@ -183,7 +192,7 @@ def test_parts_we_only_replay_differ_from_the_typed_call_in_key_case_alone(gemin
         {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}},
     ]
     gemini_llm.gemini.push(gemini_response(parts))
-    adapter = get_adapter()
+    adapter = get_adapter(load_llm_config(load_settings()))
     question = ChatMessage(role="user", content="Hi")
     answer = adapter.chat([question], system_prompt="", tool_schemas=[])
     turn = ChatMessage(role="assistant", content=answer.content, provider_metadata=answer.provider_metadata)

@@ -18,11 +18,13 @@ import pytest
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, Orchestrator
 from agent_app.orchestrator_options import MAX_CALLS_PER_ROUND, OrchestratorOptions
+from agent_app.plugins import build_tool_registry
 from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
 from agent_app.routes.chat import handle_chat_body
 from agent_app.runs.recovery import close_unfinished_calls
+from agent_app.settings import load_settings
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import (
     ChatMessage,
@@ -62,7 +64,9 @@ def _run(
     state: dict[str, Any] = {}
     chat, agent = ChatStore(state), AgentStore(state)
     chat.add_message({"role": "user", "content": "Go"})
-    Orchestrator(InProcessChatClient(registry), registry, chat, agent, OrchestratorOptions(**kwargs)).run()
+    Orchestrator(
+        InProcessChatClient(registry, load_settings()), registry, chat, agent, OrchestratorOptions(**kwargs)
+    ).run()
     assert agent.status in ("idle", "error")
     return chat.messages, chat
 
@@ -200,7 +204,10 @@ def test_a_result_too_deep_for_the_route_is_a_tool_error_not_a_poisoned_conversa
     assert result.error is not None and "levels deep" in result.error
     assert messages[-1].content == "sorry" and chat.error is None
     follow_up = ChatRequest(messages=[*messages, ChatMessage(role="user", content="more")])
-    assert InProcessChatClient().send(follow_up).content == "ok"  # the conversation goes on
+    assert (
+        InProcessChatClient(build_tool_registry(load_settings().enabled_tools), load_settings()).send(follow_up).content
+        == "ok"
+    )  # the conversation goes on
 
     openai_llm.chat.push(openai_tool_calls(tool_call("deep", {}, id="c2")), openai_text("ok"))
     fine, _ = _run({"deep": lambda args, env: _nested(40)})

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
 from agent_app.providers.base import CUT_OFF_NOTE
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatResponse
 from fake_llm import FakeLLMServer, json_reply
 
@@ -181,7 +182,7 @@ def _check(response: ChatResponse) -> None:
 def _ask(body: dict[str, Any], server: FakeLLMServer, endpoint: str, expected: Expected | None) -> None:
     getattr(server, endpoint).push(json_reply(body))
     try:
-        response = get_adapter(load_llm_config()).chat([ChatMessage(role="user", content="Hi")])
+        response = get_adapter(load_llm_config(load_settings())).chat([ChatMessage(role="user", content="Hi")])
     except ProviderError:
         assert expected is None or expected.answer is None, f"an answer was due: {expected}"
         return

@@ -26,6 +26,7 @@ from agent_app.chat_handler import ChatSetup
 from agent_app.errors import ChatError
 from agent_app.routes.access import authorize, is_loopback
 from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, handle_chat_body
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatRequest, ToolCall, ToolResult
 from fake_llm import CANARY_API_KEY, FakeLLMServer, openai_text
 from testsupport.streamlit_server import run_streamlit
@@ -249,7 +250,7 @@ def _problem_fields(setup: ChatSetup, messages: list[ChatMessage]) -> list[str]:
 def test_a_runs_later_requests_are_checked_as_a_whole_history() -> None:
     """A run's setup does not walk again what its last request passed with; what a request adds, a shorter
     history, and a history whose front is other messages are all still checked."""
-    setup = ChatSetup()
+    setup = ChatSetup(load_settings())
     question, call = (
         ChatMessage(role="user", content="Hi"),
         ChatMessage(role="assistant", tool_calls=[ToolCall(id="c1", name="t")]),
@@ -401,19 +402,21 @@ def test_loopback_in_every_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
         assert is_loopback(host), host
     for other in ("::ffff:10.0.0.1", "10.0.0.1", "0.0.0.0", "::", "localhost", "", None, "127.0.0.1.evil"):
         assert not is_loopback(other), other
-    assert authorize({}, "::ffff:127.0.0.1") is None  # a dual-stack server reports IPv4 loopback like this
+    assert (
+        authorize({}, "::ffff:127.0.0.1", load_settings()) is None
+    )  # a dual-stack server reports IPv4 loopback like this
     for header in ("X-Forwarded-For", "Forwarded", "X-Real-IP", "x-forwarded-host"):
-        denied = authorize({header: "127.0.0.1"}, "127.0.0.1")
+        denied = authorize({header: "127.0.0.1"}, "127.0.0.1", load_settings())
         assert denied is not None and denied.status == 403
 
 
 def test_token_edge_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_API_TOKEN", "s3cret-token")
     for value in ("Bearer s3cret-token", "bearer s3cret-token", "Bearer  s3cret-token ", "BEARER s3cret-token"):
-        assert authorize({"Authorization": value}, "203.0.113.9") is None, value
+        assert authorize({"Authorization": value}, "203.0.113.9", load_settings()) is None, value
     wrong = ("Bearer", "Bearer ", "s3cret-token", "Basic s3cret-token", "Bearer s3cret-toke", "Bearer s3cret-tokenX")
     for value in (*wrong, "Bearer s3cret token", "Bearer \u00e9"):
-        denied = authorize({"Authorization": value}, "127.0.0.1")
+        denied = authorize({"Authorization": value}, "127.0.0.1", load_settings())
         assert denied is not None and denied.status == 401, value
         assert "s3cret" not in json.dumps(denied.wire_body())
 

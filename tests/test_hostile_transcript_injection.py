@@ -22,6 +22,7 @@ from agent_app.orchestrator import Orchestrator
 from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.plugins import build_tool_registry
 from agent_app.prompt import ROLE
+from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import AgentContext
@@ -88,8 +89,9 @@ def _run_turn(fake: FakeLLMServer, provider: str, clip: Path, data_dir: Path, tr
         chat.add_message({"role": "user", "content": "What is said in the interview?"})
         registry = build_tool_registry(["transcribe_video"])
         media = ProjectMediaLibrary(storage, project.id)
-        options = OrchestratorOptions(media=media, data_dir=data_dir)
-        Orchestrator(InProcessChatClient(registry), registry, chat, agent, options).run()
+        settings = load_settings()
+        options = OrchestratorOptions(media=media, data_dir=data_dir, settings=settings)
+        Orchestrator(InProcessChatClient(registry, settings), registry, chat, agent, options).run()
         assert chat.error is None and chat.messages[-1].content == "It is a speech about keys."
     finally:
         storage.close()

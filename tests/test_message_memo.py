@@ -14,6 +14,7 @@ from agent_app.context_budget import message_tokens
 from agent_app.message_memo import MessageMemo
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
+from agent_app.settings import load_settings
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import ChatMessage, ToolParameter, ToolResult
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
@@ -85,7 +86,7 @@ def test_a_run_sends_its_history_unchanged_on_every_request(openai_llm: FakeLLMS
     state: dict[str, Any] = {}
     chat, agent = ChatStore(state), AgentStore(state)
     chat.add_message({"role": "user", "content": "Go."})
-    Orchestrator(InProcessChatClient(registry), registry, chat, agent).run()
+    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run()
     assert chat.messages[-1].content == "done"
     sent = [request.json["messages"] for request in openai_llm.chat.requests]
     assert len(sent) == 3

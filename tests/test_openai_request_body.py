@@ -8,8 +8,10 @@ from typing import Any
 import openai
 import pytest
 
+from agent_app.llm_config import load_llm_config
 from agent_app.providers import get_adapter
 from agent_app.providers.openai_request import messages_to_openai, tool_schema_to_openai
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
 from fake_llm import CANARY_API_KEY, FakeLLMServer, error_reply, openai_text
 from tests.request_body_support import SYSTEM, TOOLS
@@ -56,7 +58,10 @@ def test_the_history_sent_past_the_sdk_transform_is_the_typed_calls_body_byte_fo
     openai_llm: FakeLLMServer, tools: list[ToolSchema]
 ) -> None:
     history = every_shape()
-    assert get_adapter().chat(history, system_prompt=SYSTEM, tool_schemas=tools).content == "fake reply"
+    assert (
+        get_adapter(load_llm_config(load_settings())).chat(history, system_prompt=SYSTEM, tool_schemas=tools).content
+        == "fake reply"
+    )
     ours = openai_llm.chat.last.body
     assert ours == typed_call_body(openai_llm, history, tools)
     sent = openai_llm.chat.last.json
@@ -67,7 +72,10 @@ def test_a_retried_request_resends_the_whole_history(openai_llm: FakeLLMServer, 
     llm_env.setenv("LLM_MAX_RETRIES", "2")
     openai_llm.chat.push(error_reply(429, retry_after_ms=1), error_reply(503, retry_after_ms=1), openai_text("ok"))
     history = every_shape()
-    assert get_adapter().chat(history, system_prompt=SYSTEM, tool_schemas=TOOLS).content == "ok"
+    assert (
+        get_adapter(load_llm_config(load_settings())).chat(history, system_prompt=SYSTEM, tool_schemas=TOOLS).content
+        == "ok"
+    )
     first, *retries = openai_llm.chat.requests
     assert len(retries) == 2 and all(retry.body == first.body for retry in retries)
     assert first.json["messages"][-1] == {"role": "user", "content": "Thanks"}

@@ -15,6 +15,7 @@ from typing import Any
 from agent_app.chat_clients import InProcessChatClient
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
+from agent_app.settings import load_settings
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import AgentContext, ToolDefinition, ToolEnvironment, ToolParameter
@@ -50,7 +51,7 @@ def run_turn(registry: ToolRegistry) -> tuple[ChatStore, AgentStore]:
     chat, agent = ChatStore(state), AgentStore(state)
     agent.set_context(CONTEXT)
     chat.add_message({"role": "user", "content": "What is said in the clip?"})
-    Orchestrator(InProcessChatClient(registry), registry, chat, agent).run()
+    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run()
     return chat, agent
 
 

@@ -12,10 +12,12 @@ from collections.abc import Callable
 import pytest
 from openai.types.chat import ChatCompletionChunk
 
-from agent_app.chat_handler import handle_chat
+from agent_app.chat_handler import ChatSetup, handle_chat
 from agent_app.errors import PROVIDER_ERROR, ChatError, ErrorKind
+from agent_app.llm_config import load_llm_config
 from agent_app.providers import get_adapter
 from agent_app.providers.openai_stream import CompletionAssembler
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatRequest, ChatResponse, TokenUsage
 from fake_llm import (
     FakeLLMServer,
@@ -54,7 +56,9 @@ def test_text_arrives_in_pieces_before_the_answer_with_its_usage(provider: tuple
     name, server = provider
     _script(server, name)(streamed(_text_reply(name), StreamScript(pieces=4, delay_seconds=0.05)))
     pieces: list[tuple[str, float]] = []
-    answer = handle_chat(HELLO, on_text=lambda delta: pieces.append((delta, time.monotonic())))
+    answer = handle_chat(
+        HELLO, setup=ChatSetup(load_settings()), on_text=lambda delta: pieces.append((delta, time.monotonic()))
+    )
     finished = time.monotonic()
     assert [delta for delta, _ in pieces] == ["Hello t", "here, s", "treamed", " world"]
     assert "".join(delta for delta, _ in pieces) == answer.content == TEXT
@@ -64,8 +68,8 @@ def test_text_arrives_in_pieces_before_the_answer_with_its_usage(provider: tuple
 
 def _both_ways(server: FakeLLMServer, name: str, reply: Reply, **stream: object) -> tuple[ChatResponse, ChatResponse]:
     _script(server, name)(not_streamed(reply), streamed(reply, StreamScript(**stream)))  # type: ignore[arg-type]
-    whole = handle_chat(HELLO)
-    in_pieces = handle_chat(HELLO)
+    whole = handle_chat(HELLO, setup=ChatSetup(load_settings()))
+    in_pieces = handle_chat(HELLO, setup=ChatSetup(load_settings()))
     recorded = server.chat.requests if name == "openai" else server.gemini.requests
     assert [r.streamed for r in recorded[-2:]] == [False, True]
     return whole, in_pieces
@@ -114,7 +118,7 @@ def test_a_server_ignoring_stream_options_or_sending_usage_anywhere_still_answer
     openai_llm: FakeLLMServer, usage: str
 ) -> None:
     openai_llm.chat.push(streamed(openai_text(TEXT), StreamScript(usage=usage)))  # type: ignore[arg-type]
-    answer = handle_chat(HELLO)
+    answer = handle_chat(HELLO, setup=ChatSetup(load_settings()))
     assert answer.content == TEXT
     assert answer.usage == (None if usage == "none" else USAGE)
 
@@ -124,7 +128,7 @@ def test_a_server_that_cannot_stream_still_answers(provider: tuple[str, FakeLLMS
     server.streaming = False
     _script(server, name)(_text_reply(name))
     pieces: list[str] = []
-    answer = handle_chat(HELLO, on_text=pieces.append)
+    answer = handle_chat(HELLO, setup=ChatSetup(load_settings()), on_text=pieces.append)
     assert answer.content == TEXT and answer.usage == USAGE
     assert pieces == ([] if name == "openai" else [TEXT])  # Gemini's SDK reads a whole body as one event
 
@@ -138,7 +142,7 @@ def test_a_broken_stream_is_a_provider_error_keeping_the_text_so_far(
     _script(server, name)(streamed(_text_reply(name), StreamScript(pieces=4, fault=fault, fault_after=after)))  # type: ignore[arg-type]
     pieces: list[str] = []
     with pytest.raises(ChatError) as caught:
-        handle_chat(HELLO, on_text=pieces.append)
+        handle_chat(HELLO, setup=ChatSetup(load_settings()), on_text=pieces.append)
     assert caught.value.kind is ErrorKind.PROVIDER_FAILED and str(caught.value) == PROVIDER_ERROR
     assert pieces == ["Hello t", "here, s"]
     assert caught.value.partial_text == "Hello there, s"
@@ -159,7 +163,7 @@ def test_cancel_closes_the_provider_response_at_once_keeping_the_text_so_far(
 
     started = time.monotonic()
     with pytest.raises(ChatError) as caught:
-        handle_chat(HELLO, on_text=on_text, cancel=cancel)
+        handle_chat(HELLO, setup=ChatSetup(load_settings()), on_text=on_text, cancel=cancel)
     assert time.monotonic() - started < 1.5  # 40 pieces would take 8 s
     assert caught.value.kind is ErrorKind.STOPPED and caught.value.partial_text == "xx"
     request = server.chat.last if name == "openai" else server.gemini.last
@@ -205,7 +209,7 @@ def test_awaiting_callers_get_answers_on_their_own_loops_and_cancelling_closes_t
     """The HTTP route awaits the adapter on the server's loop: each loop gets a client of its own (an async
     client's connections belong to one loop), and cancelling the task closes the provider's response."""
     name, server = provider
-    adapter = get_adapter()
+    adapter = get_adapter(load_llm_config(load_settings()))
     for text in ("first loop", "second loop"):
         _script(server, name)(_text_reply(name, text))
         pieces: list[str] = []

@@ -12,6 +12,7 @@ from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
 from agent_app.providers.gemini import GeminiAdapter
 from agent_app.providers.gemini_request import tool_schema_to_gemini
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolParameter, ToolResult, ToolSchema
 from fake_llm import (
     CANARY_API_KEY,
@@ -34,7 +35,7 @@ ID_RULE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
 def _chat(*messages: ChatMessage, tools: list[ToolSchema] | None = None, system: str = "SYS") -> ChatResponse:
-    return get_adapter().chat(
+    return get_adapter(load_llm_config(load_settings())).chat(
         list(messages) or [ChatMessage(role="user", content="Hello")], system_prompt=system, tool_schemas=tools or []
     )
 
@@ -46,7 +47,7 @@ def _wire(server: FakeLLMServer) -> dict[str, Any]:
 
 
 def test_adapter_selected_by_config_gemini(gemini_llm: FakeLLMServer) -> None:
-    adapter = get_adapter()
+    adapter = get_adapter(load_llm_config(load_settings()))
     assert isinstance(adapter, GeminiAdapter)
     adapter.chat([ChatMessage(role="user", content="Hi")])
     request = gemini_llm.gemini.last
@@ -253,7 +254,7 @@ def test_gemini_hang_past_the_timeout_is_a_provider_error(
 
 def test_gemini_config_ignores_base_url(gemini_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
     llm_env.setenv("LLM_BASE_URL", "http://127.0.0.1:9/never-used")
-    assert load_llm_config().base_url is None
+    assert load_llm_config(load_settings()).base_url is None
     assert _chat().content == "fake reply"
     assert gemini_llm.gemini.last.path.endswith("/models/fake-model:streamGenerateContent")
     assert all("never-used" not in request.path for request in gemini_llm.requests)

@@ -13,6 +13,7 @@ import pytest
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, create_adapter, get_adapter
 from agent_app.providers.openai_compatible import OpenAICompatibleAdapter, parse_arguments
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ToolCall, ToolParameter, ToolResult, ToolSchema
 from fake_llm import (
     CANARY_API_KEY,
@@ -43,11 +44,11 @@ def _params(*messages: ChatMessage, tools: list[ToolSchema] | None = None, syste
 
 
 def _chat(params: dict[str, Any] | None = None) -> Any:
-    return get_adapter().chat(**(params or _params()))
+    return get_adapter(load_llm_config(load_settings())).chat(**(params or _params()))
 
 
 def test_adapter_selected_by_config_openai_compatible(openai_llm: FakeLLMServer) -> None:
-    adapter = get_adapter()
+    adapter = get_adapter(load_llm_config(load_settings()))
     assert isinstance(adapter, OpenAICompatibleAdapter)
     assert adapter.chat(**_params()).content == "fake reply"
     assert openai_llm.chat.last.path == "/v1/chat/completions"
@@ -226,12 +227,12 @@ def test_hang_past_the_timeout_is_a_provider_error(openai_llm: FakeLLMServer, ll
 def test_adapter_and_client_are_reused_per_configuration(
     openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch
 ) -> None:
-    first = get_adapter()
-    assert get_adapter() is first
+    first = get_adapter(load_llm_config(load_settings()))
+    assert get_adapter(load_llm_config(load_settings())) is first
     assert isinstance(first, OpenAICompatibleAdapter)
     _chat()
     _chat()
-    again = get_adapter()
+    again = get_adapter(load_llm_config(load_settings()))
     assert isinstance(again, OpenAICompatibleAdapter) and again is first
 
     async def clients() -> tuple[object, object]:
@@ -241,16 +242,18 @@ def test_adapter_and_client_are_reused_per_configuration(
     other, _ = asyncio.run(clients())
     assert one is same and other is not one  # one client per event loop: its connections belong to that loop
     llm_env.setenv("LLM_MODEL", "other-model")
-    assert get_adapter() is not first
-    assert create_adapter(load_llm_config()) is not get_adapter()
+    assert get_adapter(load_llm_config(load_settings())) is not first
+    assert create_adapter(load_llm_config(load_settings())) is not get_adapter(load_llm_config(load_settings()))
 
 
 def test_only_the_configured_providers_sdk_is_imported(openai_llm: FakeLLMServer) -> None:
     code = (
         "import sys\n"
         "from agent_app.routes.chat import handle_chat_body\n"
+        "from agent_app.llm_config import load_llm_config\n"
         "from agent_app.providers import get_adapter\n"
-        "get_adapter()\n"
+        "from agent_app.settings import load_settings\n"
+        "get_adapter(load_llm_config(load_settings()))\n"
         "assert 'openai' in sys.modules, 'openai SDK not loaded'\n"
         "assert 'google.genai' not in sys.modules, 'google-genai loaded for an openai-compatible config'\n"
     )

@@ -21,26 +21,27 @@ from agent_app.plugins import (
     enabled_tool_registry,
 )
 from agent_app.registry import DefinitionRegistry, DuplicateDefinitionError, ToolRegistry
+from agent_app.settings import load_settings
 from agent_app.tool_args import ToolArgs
 from agent_app.types import ToolDefinition, ToolEnvironment
 
 
 def test_default_settings_register_exactly_transcribe_video(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENT_ENABLED_TOOLS", raising=False)
-    registry = build_tool_registry()
+    registry = build_tool_registry(load_settings().enabled_tools)
     assert registry.names() == ["transcribe_video"]
     assert not registry.has("echo_context")
 
 
 def test_enabling_echo_context_adds_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_ENABLED_TOOLS", "transcribe_video,echo_context")
-    assert build_tool_registry().names() == ["transcribe_video", "echo_context"]
+    assert build_tool_registry(load_settings().enabled_tools).names() == ["transcribe_video", "echo_context"]
 
 
 def test_unknown_enabled_tool_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_ENABLED_TOOLS", "transcribe_video,summon_dragon")
     with pytest.raises(ToolConfigurationError, match="summon_dragon"):
-        build_tool_registry()
+        build_tool_registry(load_settings().enabled_tools)
 
 
 def test_registering_a_key_twice_is_an_error() -> None:
@@ -53,7 +54,7 @@ def test_registering_a_key_twice_is_an_error() -> None:
 
 def test_schema_export_produces_internal_format(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENT_ENABLED_TOOLS", raising=False)
-    schemas = build_tool_registry().to_tool_schemas()
+    schemas = build_tool_registry(load_settings().enabled_tools).to_tool_schemas()
     assert len(schemas) == 1
     wire = schemas[0].to_wire()
     assert wire["name"] == "transcribe_video"
@@ -203,7 +204,7 @@ def test_concurrent_callers_share_one_complete_registry(monkeypatch: pytest.Monk
 
     def first_call(_: int) -> ToolRegistry:
         barrier.wait()
-        return enabled_tool_registry()
+        return enabled_tool_registry(load_settings().enabled_tools)
 
     with ThreadPoolExecutor(16) as pool:
         registries = list(pool.map(first_call, range(16)))

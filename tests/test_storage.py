@@ -89,10 +89,10 @@ def test_import_audio_is_an_audio_asset(storage: SqliteStorage, tmp_path: Path) 
 
 
 def test_upload_too_large_is_rejected_and_leaves_nothing(tmp_path: Path, sample_video: bytes) -> None:
-    store = SqliteStorage(tmp_path / "data", max_upload_bytes=len(sample_video) - 1)
+    store = SqliteStorage(tmp_path / "data")
     project = store.create_project("p")
     with pytest.raises(AssetRejectedError, match="too large"):
-        store.import_asset(project.id, "clip.mp4", io.BytesIO(sample_video))
+        store.import_asset(project.id, "clip.mp4", io.BytesIO(sample_video), max_bytes=len(sample_video) - 1)
     assert media_files(store) == []
     assert store.list_assets(project.id) == []
 
@@ -102,10 +102,11 @@ def test_upload_limit_comes_from_the_setting(
 ) -> None:
     project = storage.create_project("p")
     monkeypatch.setenv("AGENT_MAX_UPLOAD_MB", "1")
+    limit = load_settings().max_upload_bytes
     big = io.BytesIO(b"\0" * (1024 * 1024 + 1))
     with pytest.raises(AssetRejectedError, match="AGENT_MAX_UPLOAD_MB"):
-        storage.import_asset(project.id, "big.mp4", big)
-    assert storage.import_asset(project.id, "clip.mp4", io.BytesIO(sample_video)).kind == "video"
+        storage.import_asset(project.id, "big.mp4", big, max_bytes=limit)
+    assert storage.import_asset(project.id, "clip.mp4", io.BytesIO(sample_video), max_bytes=limit).kind == "video"
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from agent_app.media.backends.base import BackendRequestError, BackendUnavailabl
 from agent_app.media.backends.config import create_backend, read_transcribe_settings
 from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
 from agent_app.media.backends.openai_api import OpenAITranscriptionBackend
+from agent_app.settings import load_settings
 from fake_llm import (
     FakeLLMServer,
     RecordedRequest,
@@ -264,7 +265,7 @@ def test_gemini_unknown_model_names_the_setting(fake_llm: FakeLLMServer, tone_vi
 
 
 def test_local_is_the_default_backend() -> None:
-    settings = read_transcribe_settings()
+    settings = read_transcribe_settings(load_settings())
     assert settings.backend == "local" and create_backend(settings).name == "local"
 
 
@@ -292,4 +293,4 @@ def test_an_unusable_backend_says_what_is_missing(
 def test_an_unknown_backend_name_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRANSCRIBE_BACKEND", "whisper.cpp")
     with pytest.raises(BackendUnavailableError, match="TRANSCRIBE_BACKEND must be one of local, openai, gemini"):
-        read_transcribe_settings()
+        read_transcribe_settings(load_settings())

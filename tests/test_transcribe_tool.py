@@ -20,6 +20,7 @@ from agent_app.media import TranscriptionError, saved_transcript, transcribe_ass
 from agent_app.media.audio import AudioInput
 from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.plugins import build_tool_registry
+from agent_app.settings import load_settings
 from agent_app.types import MediaAsset
 from agent_app.validation import ToolArgumentsError, parse_tool_args
 from plugins.transcribe_video import MAX_RESULT_SEGMENTS, tool_result
@@ -175,7 +176,7 @@ def test_an_asset_never_transcribed_has_no_transcript(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_registered_plugin_runs_the_tool(transcribed: tuple[Workspace, MediaAsset, dict[str, Any]]) -> None:
     workspace, asset, result = transcribed
-    tool = build_tool_registry().get("transcribe_video")
+    tool = build_tool_registry(load_settings().enabled_tools).get("transcribe_video")
     assert tool is not None
     assert [p.key for p in tool.parameters] == ["assetId", "language", "startMs", "endMs"]
     again = tool.execute(parse_tool_args(tool, {"assetId": asset.id}), workspace.env())

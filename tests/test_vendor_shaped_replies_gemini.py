@@ -14,6 +14,7 @@ import pytest
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
 from agent_app.routes.chat import handle_chat_body
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
 from fake_llm import FakeLLMServer, json_reply, raw_reply
 
@@ -52,7 +53,7 @@ def _model(*parts: dict[str, Any]) -> dict[str, Any]:
 
 def _chat(server: FakeLLMServer, body: dict[str, Any], messages: list[ChatMessage] | None = None) -> ChatResponse:
     server.gemini.push(json_reply(body))
-    adapter = get_adapter(load_llm_config())
+    adapter = get_adapter(load_llm_config(load_settings()))
     return adapter.chat(messages or [ChatMessage(role="user", content="What is said?")])
 
 

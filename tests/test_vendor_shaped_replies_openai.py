@@ -18,6 +18,7 @@ import pytest
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
 from agent_app.routes.chat import handle_chat_body
+from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
 from fake_llm import CANARY_API_KEY, FakeLLMServer, json_reply, raw_reply
 
@@ -49,7 +50,7 @@ def _completion(message: dict[str, Any], finish_reason: str | None, **extra: Any
 
 def _chat(server: FakeLLMServer, payload: dict[str, Any] | bytes) -> ChatResponse:
     server.chat.push(json_reply(payload) if isinstance(payload, dict) else raw_reply(payload))
-    adapter = get_adapter(load_llm_config())
+    adapter = get_adapter(load_llm_config(load_settings()))
     return adapter.chat([ChatMessage(role="user", content="What is said?")])
 
 
@@ -421,7 +422,7 @@ def test_ids_openai_would_refuse_are_aliased_consistently(openai_llm: FakeLLMSer
             ChatMessage(role="tool", tool_result=ToolResult(tool_call_id=call_id, name="transcribe_video", result=1))
         )
     openai_llm.chat.push(json_reply(_completion({"role": "assistant", "content": "ok"}, "stop")))
-    get_adapter(load_llm_config()).chat(history)
+    get_adapter(load_llm_config(load_settings())).chat(history)
     sent = openai_llm.chat.last.json["messages"]
     call_ids = [m["tool_calls"][0]["id"] for m in sent if m["role"] == "assistant"]
     result_ids = [m["tool_call_id"] for m in sent if m["role"] == "tool"]

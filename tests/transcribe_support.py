@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
 from agent_app.validation import parse_tool_args
@@ -46,6 +47,7 @@ class Workspace:
             context=AgentContext(project_id=self.project_id, media_assets=self.assets, active_asset_id=active),
             media=ProjectMediaLibrary(self.storage, self.project_id),
             data_dir=self.storage.data_dir,
+            settings=load_settings(),  # as a run reads them when it starts
             report_progress=lambda fraction, message: self.progress.append((fraction, message)),
         )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from agent_app.clock import clock_text
 from agent_app.media.audio import AudioSource
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
-from agent_app.media.backends.config import create_backend
+from agent_app.media.backends.config import create_backend, read_transcribe_settings
 from agent_app.media.media_errors import MediaError
 from agent_app.media.stoppable import run_stoppable
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
@@ -56,14 +56,15 @@ def transcribe_asset(
     backend: TranscriptionBackend | None = None,
 ) -> tuple[Transcript, bool]:
     """The transcript of ``asset`` (the whole of it unless ``request`` says otherwise) and whether it came
-    from the cache. Uses ``env``'s media library, data directory (the cache; none: no cache), progress sink
-    and ``should_stop`` (answered with :class:`~agent_app.types.StopRequested` within a fraction of a second)."""
+    from the cache. Uses ``env``'s media library, data directory (the cache; none: no cache), settings (the
+    backend, unless ``backend`` is given), progress sink and ``should_stop`` (answered with
+    :class:`~agent_app.types.StopRequested` within a fraction of a second)."""
     request = request or TranscriptionRequest()
     path = env.media.media_path(asset.id) if env.media is not None else None
     if path is None or not path.is_file():
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: its media file is missing from storage")
     try:
-        engine = backend if backend is not None else create_backend()
+        engine = backend if backend is not None else create_backend(read_transcribe_settings(env.settings))
     except BackendUnavailableError as exc:
         raise TranscriptionError(str(exc)) from exc
     report = env.report_progress

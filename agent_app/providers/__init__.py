@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from agent_app.llm_config import GEMINI, OPENAI_COMPATIBLE, LLMConfig, UnknownProviderError, load_llm_config
+from agent_app.llm_config import GEMINI, OPENAI_COMPATIBLE, LLMConfig, UnknownProviderError
 from agent_app.providers.base import ProviderAdapter, ProviderError
 
 __all__ = [
@@ -38,19 +38,18 @@ def create_adapter(config: LLMConfig) -> ProviderAdapter:
     raise UnknownProviderError(config.provider)
 
 
-def get_adapter(config: LLMConfig | None = None) -> ProviderAdapter:
-    """The cached adapter of ``config`` (default: the current settings), created on first use."""
-    resolved = config if config is not None else load_llm_config()
-    adapter = _cache.get(resolved)
+def get_adapter(config: LLMConfig) -> ProviderAdapter:
+    """The cached adapter of ``config``, created on first use."""
+    adapter = _cache.get(config)
     if adapter is not None:
         return adapter
     with _lock:
-        adapter = _cache.get(resolved)
+        adapter = _cache.get(config)
         if adapter is None:
             if len(_cache) >= _MAX_CACHED:  # settings changed many times: drop the oldest client
                 _cache.pop(next(iter(_cache)))
-            adapter = create_adapter(resolved)
-            _cache[resolved] = adapter
+            adapter = create_adapter(config)
+            _cache[config] = adapter
     return adapter
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from agent_app.errors import ChatError, ErrorKind
-from agent_app.settings import Settings, load_settings
+from agent_app.settings import Settings
 
 PROXY_HEADER_ENDINGS = ("-ip", "clientip")
 """A header name ending so (``X-Real-IP``, ``CF-Connecting-IP``, ``True-Client-IP``, ``X-Client-IP``,
@@ -89,13 +89,11 @@ def cross_site_reason(lowered: Mapping[str, str]) -> str | None:
     return None
 
 
-def authorize(
-    headers: Mapping[str, str], client_host: str | None, settings: Settings | None = None
-) -> ChatError | None:
+def authorize(headers: Mapping[str, str], client_host: str | None, settings: Settings) -> ChatError | None:
     """``None`` when the HTTP caller may use the route, else the 401 (``unauthorized``) or 403
     (``forbidden``) to answer."""
     lowered = {name.lower(): value for name, value in headers.items()}
-    token = (settings if settings is not None else load_settings()).api_token
+    token = settings.api_token
     if token:
         scheme, _, given = lowered.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):

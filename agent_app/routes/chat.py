@@ -35,7 +35,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_app.chat_handler import handle_chat, handle_chat_async
+from agent_app.chat_handler import ChatSetup, handle_chat, handle_chat_async
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.providers.base import describe_failure
 from agent_app.request_validation import parse_chat_request
@@ -86,10 +86,11 @@ def _parse_body(body: bytes, settings: Settings) -> ChatRequest:
 
 def handle_chat_body(body: bytes, settings: Settings | None = None) -> ApiResult:
     """The route's answer to a request body already read, from a thread (tests, scripts): size limit,
-    parsing, then the typed handler."""
+    parsing, then the typed handler. Like :func:`chat_endpoint`, a request's start: the settings are read
+    here when not given."""
     try:
         settings = settings if settings is not None else load_settings()
-        response = handle_chat(_parse_body(body, settings), settings=settings)
+        response = handle_chat(_parse_body(body, settings), setup=ChatSetup(settings))
     except ChatError as exc:
         return ApiResult.of_error(exc)
     except Exception as exc:  # noqa: BLE001 - the route's contract: a JSON status, never a 500
@@ -174,7 +175,7 @@ async def chat_endpoint(request: Request) -> Response:
         if wants_event_stream(request.headers):
             return await event_stream(chat_request, settings, _error_response, SLOTS.release)
         try:
-            answer = await handle_chat_async(chat_request, settings=settings)
+            answer = await handle_chat_async(chat_request, setup=ChatSetup(settings))
         finally:
             SLOTS.release()
         return _response(ApiResult(200, answer.to_wire()))

@@ -29,7 +29,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from agent_app.chat_handler import handle_chat_async
+from agent_app.chat_handler import ChatSetup, handle_chat_async
 from agent_app.errors import ChatError
 from agent_app.settings import Settings
 from agent_app.types import ChatRequest, ChatResponse, WireModel
@@ -74,7 +74,7 @@ async def event_stream(
     """Answer ``request`` as events, or with ``on_error``'s response when it fails before any text.
     ``release`` is called once the provider request is over, however it ends."""
     deltas: asyncio.Queue[str | None] = asyncio.Queue()
-    task = asyncio.create_task(handle_chat_async(request, settings=settings, on_text=deltas.put_nowait))
+    task = asyncio.create_task(handle_chat_async(request, setup=ChatSetup(settings), on_text=deltas.put_nowait))
 
     def finished(_: asyncio.Task[ChatResponse]) -> None:
         release()

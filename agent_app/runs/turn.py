@@ -16,6 +16,7 @@ from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.registry import ToolRegistry
 from agent_app.runs.manager import RunControl, RunEnd
 from agent_app.runs.models import Run
+from agent_app.settings import Settings
 from agent_app.storage import ProjectMediaLibrary, Storage
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import ChatClient, ChatMessage, ExecutionState, ToolCall
@@ -23,10 +24,12 @@ from agent_app.types import ChatClient, ChatMessage, ExecutionState, ToolCall
 
 @dataclass(frozen=True)
 class Assistant:
-    """What a run needs besides storage: the chat client and the enabled tools."""
+    """What a run needs besides storage: the chat client, the enabled tools and the settings read when the
+    run started (its tools get them)."""
 
     client: ChatClient
     registry: ToolRegistry
+    settings: Settings
 
 
 class RunRecorder:
@@ -79,6 +82,7 @@ def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, con
         OrchestratorOptions(
             media=ProjectMediaLibrary(storage, conversation.project_id),
             data_dir=storage.data_dir,
+            settings=tools.settings,
             listener=RunRecorder(control),
             should_stop=control.should_stop,
         ),

@@ -22,7 +22,6 @@ MEDIA_DIR_NAME = "media"
 class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
     """Projects, scenes, assets, conversations and messages in SQLite; media files on disk.
 
-    ``max_upload_bytes`` defaults to the ``AGENT_MAX_UPLOAD_MB`` setting, read at each import.
     ``busy_timeout_ms`` is how long a write waits for another writer before failing with a
     :class:`StorageError`.
     """
@@ -31,14 +30,12 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
         self,
         data_dir: Path,
         *,
-        max_upload_bytes: int | None = None,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
     ) -> None:
         self._data_dir = Path(data_dir)
         self._media_dir = self._data_dir / MEDIA_DIR_NAME
         self._media_dir.mkdir(parents=True, exist_ok=True)
         remove_stale_parts(self._media_dir)  # a server killed mid-upload leaves its partial copy behind
-        self._max_upload_bytes = max_upload_bytes
         self._db = SqliteDatabase(self._data_dir / DB_FILE_NAME, busy_timeout_ms)
 
     @property

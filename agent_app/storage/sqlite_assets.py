@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
-from agent_app.settings import load_settings
+from agent_app.settings import Settings
 from agent_app.storage.base import AssetRejectedError, NotFoundError, StorageError
 from agent_app.storage.media_import import (
     NOT_SUPPORTED,
@@ -20,12 +20,8 @@ from agent_app.storage.sqlite_database import SqliteDatabase, row_as
 from agent_app.storage.sqlite_projects import require_project
 from agent_app.types import MediaAsset, new_id, now_ms
 
-
-def upload_limit_bytes() -> int:
-    """The ``AGENT_MAX_UPLOAD_MB`` setting now, in bytes (a changed setting applies to the next upload)."""
-    settings = load_settings()
-    settings.require("AGENT_MAX_UPLOAD_MB")
-    return settings.max_upload_bytes
+DEFAULT_MAX_UPLOAD_BYTES = Settings().max_upload_bytes
+"""The default of ``AGENT_MAX_UPLOAD_MB``, in bytes."""
 
 
 class AssetRows:
@@ -33,10 +29,12 @@ class AssetRows:
 
     _db: SqliteDatabase
     _media_dir: Path
-    _max_upload_bytes: int | None
 
-    def import_asset(self, project_id: str, file_name: str, data: BinaryIO) -> MediaAsset:
-        """Copy an upload into the media directory, probe it, and record it; all or nothing.
+    def import_asset(
+        self, project_id: str, file_name: str, data: BinaryIO, *, max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
+    ) -> MediaAsset:
+        """Copy an upload of at most ``max_bytes`` (the page passes its ``AGENT_MAX_UPLOAD_MB``) into the
+        media directory, probe it, and record it; all or nothing.
 
         Raises :class:`AssetRejectedError` (with a message for the user) for a file of the wrong
         type, too large, empty or unreadable as media; nothing is left on disk or in the database.
@@ -46,13 +44,12 @@ class AssetRows:
         if "\x00" in file_name:  # a crafted name (C would read it as ending at the NUL): no name of a file
             raise AssetRejectedError(f"“{display_name}” {NOT_SUPPORTED}")
         extension = extension_of(display_name)
-        limit = self._max_upload_bytes if self._max_upload_bytes is not None else upload_limit_bytes()
         asset_id = new_id()
         stored_name = f"{asset_id}.{extension}"
         partial = partial_path(self._media_dir, stored_name)
         final = self._media_dir / stored_name
         try:
-            size = copy_limited(data, partial, limit, display_name)
+            size = copy_limited(data, partial, max_bytes, display_name)
             try:
                 probed = probe_media(partial, display_name)
                 partial.replace(final)

@@ -36,7 +36,7 @@ def _uploader_key(state: SessionState) -> str:
     return f"sidebar_upload_{int(state.get(_UPLOAD_ROUND, 0))}"
 
 
-def _on_upload(workspace: Workspace, key: str) -> None:
+def _on_upload(workspace: Workspace, key: str, max_bytes: int) -> None:
     """Import each newly uploaded file once, then empty the uploader (a new widget key).
 
     The browser may send an uploader's files again on the next rerun before it drops the replaced
@@ -58,7 +58,7 @@ def _on_upload(workspace: Workspace, key: str) -> None:
             workspace.select_asset(same.id)
             continue
         try:
-            imported.append(workspace.storage.import_asset(project_id, uploaded.name, uploaded))
+            imported.append(workspace.storage.import_asset(project_id, uploaded.name, uploaded, max_bytes=max_bytes))
         except AssetRejectedError as exc:
             notify(workspace.state, "error", str(exc))
         except (StorageError, OSError) as exc:
@@ -101,7 +101,7 @@ def _render_uploader(workspace: Workspace, settings: Settings) -> None:
         max_upload_size=settings.max_upload_mb,
         key=key,
         on_change=_on_upload,
-        args=(workspace, key),
+        args=(workspace, key, settings.max_upload_bytes),
         help=f"Accepted: {', '.join(ALLOWED_EXTENSIONS)}.",
     )
 

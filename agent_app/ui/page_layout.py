@@ -144,7 +144,9 @@ def render_page() -> None:
                 playback_time_ms=workspace.playhead_ms,
                 active_asset_id=active.id,
             )
-            environment = ToolEnvironment(context=context, media=media, data_dir=workspace.storage.data_dir)
+            environment = ToolEnvironment(
+                context=context, media=media, data_dir=workspace.storage.data_dir, settings=settings
+            )
             seek = functools.partial(player.seek, workspace)
             render_transcript_panel(active, environment, seek, transcript if active is shown else None)
     with right, st.container(key=CHAT_COLUMN_KEY):

@@ -21,14 +21,15 @@ from agent_app.storage import Storage, open_storage
 
 
 def current_assistant() -> Assistant:
-    """What a starting run works with: the settings now, the route handler called in-process, offering the
-    enabled tools (none when they are misconfigured: the sidebar says why, and the model can still answer)."""
+    """What a starting run works with: the settings now (read here, once per run, and passed down), the route
+    handler called in-process, offering the enabled tools (none when they are misconfigured: the sidebar says
+    why, and the model can still answer)."""
     settings = load_settings()
     try:
         registry = enabled_tool_registry(settings.enabled_tools)
     except ToolConfigurationError:
         registry = ToolRegistry()
-    return Assistant(InProcessChatClient(registry, settings), registry)
+    return Assistant(InProcessChatClient(registry, settings), registry, settings)
 
 
 _managers: dict[Storage, ThreadRunManager] = {}

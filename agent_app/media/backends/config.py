@@ -9,7 +9,7 @@ key configures nothing twice. ``LLM_BASE_URL`` is never used for Gemini (the spe
 from __future__ import annotations
 
 from agent_app.media.backends.base import BackendName, BackendUnavailableError, TranscribeSettings, TranscriptionBackend
-from agent_app.settings import load_settings
+from agent_app.settings import Settings
 
 DEFAULT_OPENAI_MODEL = "whisper-1"
 """Only assumed for OpenAI itself: compatible servers name their models differently."""
@@ -17,10 +17,9 @@ DEFAULT_OPENAI_MODEL = "whisper-1"
 _PROVIDER_OF: dict[str, str] = {"openai": "openai-compatible", "gemini": "gemini"}
 
 
-def read_transcribe_settings() -> TranscribeSettings:
-    """The backend's settings from the current settings (read at each call, so a changed secret applies
-    without a restart)."""
-    settings = load_settings()
+def read_transcribe_settings(settings: Settings) -> TranscribeSettings:
+    """The backend's part of ``settings`` (those of the run or page session that transcribes, so a changed
+    secret applies to the next one without a restart)."""
     problems = settings.problems_with("TRANSCRIBE_BACKEND")
     if problems:
         raise BackendUnavailableError(problems[0])
@@ -40,9 +39,8 @@ def read_transcribe_settings() -> TranscribeSettings:
     return TranscribeSettings(backend=backend, model=model, api_key=api_key, base_url=base_url)
 
 
-def create_backend(settings: TranscribeSettings | None = None) -> TranscriptionBackend:
+def create_backend(settings: TranscribeSettings) -> TranscriptionBackend:
     """The backend the settings choose; :class:`BackendUnavailableError` naming what is missing."""
-    settings = settings if settings is not None else read_transcribe_settings()
     missing = settings.missing()
     if missing:
         hint = " (or LLM_* settings of the same provider)"
