@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from agent_app.errors import ChatError, ErrorKind
+from agent_app.field_path import field_path
 from agent_app.types import ChatMessage, ChatRequest
 
 MAX_DETAILS = 50
@@ -30,13 +31,6 @@ def invalid_request(problems: list[tuple[str, str]]) -> ChatError:
     return ChatError(ErrorKind.INVALID_REQUEST, f"Invalid request: {summary}", details=details)
 
 
-def _field_path(location: tuple[int | str, ...]) -> str:
-    path = ""
-    for part in location:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path or "body"
-
-
 def parse_chat_request(body: bytes) -> ChatRequest:
     """The request in ``body``, or a :class:`ChatError` naming what is wrong with its JSON or its shape.
 
@@ -50,7 +44,7 @@ def parse_chat_request(body: bytes) -> ChatRequest:
     try:
         return ChatRequest.model_validate(data)
     except ValidationError as exc:
-        raise invalid_request([(_field_path(tuple(e["loc"])), e["msg"]) for e in exc.errors()]) from None
+        raise invalid_request([(field_path(e["loc"]) or "body", e["msg"]) for e in exc.errors()]) from None
 
 
 def check_chat_request(request: ChatRequest, checked: int = 0) -> None:
@@ -84,17 +78,19 @@ def conversation_problems(messages: Sequence[ChatMessage], start: int = 0) -> li
         if role == "tool":
             result = message.tool_result
             if result is None:
-                problems.append((f"messages[{index}].toolResult", "required for a message with role 'tool'"))
+                problems.append(
+                    (field_path(("messages", index, "toolResult")), "required for a message with role 'tool'")
+                )
             elif open_calls.pop(result.tool_call_id, None) is None:
                 problems.append(
                     (
-                        f"messages[{index}].toolResult.toolCallId",
+                        field_path(("messages", index, "toolResult", "toolCallId")),
                         "answers no unanswered tool call of the assistant message before it",
                     )
                 )
             continue
         if role == "user" and not message.content.strip():
-            problems.append((f"messages[{index}].content", "a user message must not be empty"))
+            problems.append((field_path(("messages", index, "content")), "a user message must not be empty"))
         if open_calls:
             problems.extend(
                 (_call_field(turn, position), "has no tool result before the next message")
@@ -110,7 +106,7 @@ def conversation_problems(messages: Sequence[ChatMessage], start: int = 0) -> li
 def _calls_to_answer(index: int, message: ChatMessage, problems: list[tuple[str, str]]) -> dict[str, int]:
     """The position of each call of ``message`` (the history's ``index``) by id; its problems go to ``problems``."""
     if message.role != "assistant":
-        problems.append((f"messages[{index}].toolCalls", "only assistant messages may carry tool calls"))
+        problems.append((field_path(("messages", index, "toolCalls")), "only assistant messages may carry tool calls"))
         return {}
     calls: dict[str, int] = {}
     for position, call in enumerate(message.tool_calls or ()):
@@ -121,4 +117,4 @@ def _calls_to_answer(index: int, message: ChatMessage, problems: list[tuple[str,
 
 
 def _call_field(index: int, position: int) -> str:
-    return f"messages[{index}].toolCalls[{position}].id"
+    return field_path(("messages", index, "toolCalls", position, "id"))

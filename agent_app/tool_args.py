@@ -1,5 +1,6 @@
 """A tool's arguments, declared once as a pydantic model (:class:`ToolArgs`): the parameter list offered to
-the model is generated from it (:func:`argument_specs`) and a call's arguments are validated by it.
+the model (:class:`ToolParameter`) is generated from it (:func:`argument_specs`) and a call's arguments are
+validated by it. :data:`JSON_TYPES` is the one table of the JSON types a parameter may declare.
 
 Decisions the spec leaves open, taken here once for every tool:
 
@@ -17,24 +18,46 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple, TypeAlias, cast, get_args
+from typing import Any, Literal, NamedTuple, TypeAlias, cast
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from agent_app.wire_model import WireModel
+
 ParameterType: TypeAlias = Literal["string", "number", "integer", "boolean", "object", "array"]
-"""The JSON Schema primitive types a tool parameter may declare."""
-
-_JSON_TYPES: frozenset[str] = frozenset(get_args(ParameterType))
+"""The JSON Schema primitive types a tool parameter may declare (the providers' names too, in their case)."""
 
 
-class ArgumentSpec(NamedTuple):
-    """One declared argument as the spec's ``ToolParameter`` describes it."""
+class JsonType(NamedTuple):
+    """What one of the :data:`ParameterType` names stands for besides its JSON Schema name."""
 
-    key: str
+    python: type
+    """A value of it once parsed from JSON (and the annotation an argument model gives it)."""
+    phrase: str
+    """How an error message names it: "must be an integer"."""
+
+
+JSON_TYPES: dict[ParameterType, JsonType] = {
+    "boolean": JsonType(bool, "a boolean"),  # before integer: a bool is an int to Python
+    "integer": JsonType(int, "an integer"),
+    "number": JsonType(float, "a number"),
+    "string": JsonType(str, "a string"),
+    "object": JsonType(dict, "an object"),
+    "array": JsonType(list, "an array"),
+}
+
+
+class ToolParameter(WireModel):
+    """One declared argument of a tool (the spec's ``ToolParameter``), in the provider-agnostic format every
+    adapter converts; generated from the tool's :class:`ToolArgs` by :func:`argument_specs`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str = Field(min_length=1)
     type: ParameterType
-    required: bool
-    description: str
+    required: bool = False
+    description: str = ""
 
 
 class ToolArgs(BaseModel):
@@ -67,25 +90,30 @@ def _json_type(key: str, schema: Mapping[str, Any]) -> ParameterType:
     options = schema.get("anyOf", [schema])
     kinds = {option.get("type", "object" if "$ref" in option else "") for option in options} - {"null"}
     kind = kinds.pop() if len(kinds) == 1 else ""
-    if kind not in _JSON_TYPES:
-        raise TypeError(f"Tool argument {key!r} must have one JSON type ({', '.join(sorted(_JSON_TYPES))}): {schema}")
+    if kind not in JSON_TYPES:
+        raise TypeError(f"Tool argument {key!r} must have one JSON type ({', '.join(sorted(JSON_TYPES))}): {schema}")
     return cast(ParameterType, kind)
 
 
 @functools.cache
-def argument_specs(arguments: type[ToolArgs]) -> tuple[ArgumentSpec, ...]:
+def argument_specs(arguments: type[ToolArgs]) -> tuple[ToolParameter, ...]:
     """The declared arguments of ``arguments``, from its JSON Schema, in declaration order; a field without
     exactly one JSON type is a ``TypeError`` naming it (the provider schemas could not describe it)."""
     schema = arguments.model_json_schema(by_alias=True)
     required = set(schema.get("required", []))
     return tuple(
-        ArgumentSpec(key, _json_type(key, field), key in required, str(field.get("description", "")))
+        ToolParameter(
+            key=key,
+            type=_json_type(key, field),
+            required=key in required,
+            description=str(field.get("description", "")),
+        )
         for key, field in schema.get("properties", {}).items()
     )
 
 
 @functools.cache
-def _specs_by_key(arguments: type[ToolArgs]) -> dict[str, ArgumentSpec]:
+def _specs_by_key(arguments: type[ToolArgs]) -> dict[str, ToolParameter]:
     """The specs by camelCase key and by field name (a model may be filled by either)."""
     by_key = {spec.key: spec for spec in argument_specs(arguments)}
     by_name = {name: by_key[field.alias or name] for name, field in arguments.model_fields.items()}

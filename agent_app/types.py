@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import ConfigDict, Field
 
 from agent_app.settings import Settings
 from agent_app.tool_args import ParameterType as ParameterType  # noqa: PLC0414 - re-exported shared type
 from agent_app.tool_args import ToolArgs, argument_specs
+from agent_app.tool_args import ToolParameter as ToolParameter  # noqa: PLC0414 - re-exported shared type
+from agent_app.wire_model import WireModel as WireModel  # noqa: PLC0414 - re-exported shared type
 
 Role: TypeAlias = Literal["user", "assistant", "tool", "system"]
 """Who wrote a message. ``tool`` messages carry a :class:`ToolResult`."""
@@ -41,20 +42,6 @@ def new_id() -> str:
 def now_ms() -> int:
     """Wall-clock milliseconds since the epoch: the unit of every ``timestamp``."""
     return time.time_ns() // 1_000_000
-
-
-class WireModel(BaseModel):
-    """Base of every model that crosses a boundary: camelCase JSON, snake_case Python.
-
-    Unknown keys are ignored rather than rejected so that a newer client or a provider adding a
-    field never breaks an older server; wrong types still fail validation.
-    """
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
-    def to_wire(self) -> dict[str, Any]:
-        """The camelCase JSON-ready form, leaving out unset optional fields (``None``)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 class ToolCall(WireModel):
@@ -179,15 +166,6 @@ class AgentContext(WireModel):
     """Assets of the project left out of ``media_assets`` (a large library is listed newest first, bounded)."""
 
 
-class ToolParameter(WireModel):
-    """One declared argument of a tool, in the provider-agnostic internal format."""
-
-    key: str = Field(min_length=1)
-    type: ParameterType
-    required: bool = False
-    description: str = ""
-
-
 class ToolSchema(WireModel):
     """A tool as offered to the model: what ``ToolRegistry.to_tool_schemas()`` exports and each
     adapter converts to its own wire format."""
@@ -296,16 +274,11 @@ class ToolDefinition(Generic[ArgsT]):
     parameters: list[ToolParameter] = field(init=False)
 
     def __post_init__(self) -> None:
-        specs = argument_specs(self.arguments)
-        object.__setattr__(self, "parameters", [ToolParameter(**spec._asdict()) for spec in specs])
+        object.__setattr__(self, "parameters", list(argument_specs(self.arguments)))
 
     def to_schema(self) -> ToolSchema:
-        """The provider-agnostic schema of this tool (without the callable)."""
-        return ToolSchema(
-            name=self.name,
-            description=self.description,
-            parameters=[p.model_copy() for p in self.parameters],
-        )
+        """The provider-agnostic schema of this tool (without the callable; parameters are frozen)."""
+        return ToolSchema(name=self.name, description=self.description, parameters=list(self.parameters))
 
 
 @runtime_checkable

@@ -9,25 +9,17 @@ arrived, and report every problem at once (joined with ``"; "``) so one retry ca
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from types import UnionType
 from typing import TypeVar
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from agent_app.tool_args import ParameterType, ToolArgs
-from agent_app.types import ToolDefinition, ToolParameter
+from agent_app.field_path import field_path
+from agent_app.tool_args import JSON_TYPES, ToolArgs, ToolParameter
+from agent_app.types import ToolDefinition
 
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)
 
-_TYPE_NAMES: dict[ParameterType, str] = {
-    "string": "a string",
-    "number": "a number",
-    "integer": "an integer",
-    "boolean": "a boolean",
-    "object": "an object",
-    "array": "an array",
-}
 _WRONG_TYPE_ERRORS = frozenset({"finite_number", "int_from_float"})
 """pydantic error types that mean "not of the declared type" besides the ``*_type`` family."""
 
@@ -36,32 +28,16 @@ class ToolArgumentsError(ValueError):
     """A call's arguments do not suit the tool; the message names every bad argument."""
 
 
-_JSON_TYPES: tuple[tuple[type | UnionType, str], ...] = (
-    (type(None), "null"),
-    (bool, "boolean"),  # before int: a bool is an int to Python
-    (int, "integer"),
-    (float, "number"),
-    (str, "string"),
-    (Mapping, "object"),
-    (list | tuple, "array"),
-)
-
-
 def json_type_name(value: object) -> str:
     """The JSON name of ``value``'s type, as the model would call it."""
-    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)
+    if value is None:
+        return "null"
+    return next((name for name, kind in JSON_TYPES.items() if isinstance(value, kind.python)), type(value).__name__)
 
 
 def _preview(value: object, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _path(location: tuple[int | str, ...]) -> str:
-    path = ""
-    for part in location:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
-    return path
 
 
 def _problem(error: ErrorDetails, declared: Mapping[str, ToolParameter]) -> str:
@@ -78,12 +54,12 @@ def _problem(error: ErrorDetails, declared: Mapping[str, ToolParameter]) -> str:
             return f"required argument '{parameter.key}' ({parameter.type}) {state}"
         if error["type"].endswith("_type") or error["type"] in _WRONG_TYPE_ERRORS:
             return (
-                f"argument '{parameter.key}' must be {_TYPE_NAMES[parameter.type]}, "
+                f"argument '{parameter.key}' must be {JSON_TYPES[parameter.type].phrase}, "
                 f"got {json_type_name(value)} {_preview(value)}"
             )
     if error["type"] == "value_error":  # the tool's own check: its message says what was wrong
-        return f"argument '{_path(location)}': {message}"
-    return f"argument '{_path(location)}': {message} (got {_preview(value)})"
+        return f"argument '{field_path(location)}': {message}"
+    return f"argument '{field_path(location)}': {message} (got {_preview(value)})"
 
 
 def parse_tool_args(tool: ToolDefinition[ArgsT], args: object) -> ArgsT:

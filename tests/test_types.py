@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pydantic import Field
+import pytest
+from pydantic import Field, ValidationError
 
 import agent_app
 from agent_app import types
@@ -155,5 +156,6 @@ def test_tool_definition_exports_a_schema_without_the_callable() -> None:
         "description": "d",
         "parameters": [{"key": "assetId", "type": "string", "required": True, "description": "which asset"}],
     }
-    schema.parameters[0].required = False
-    assert tool.parameters[0].required is True  # the export is a copy
+    with pytest.raises(ValidationError):  # a parameter is frozen: the export cannot change the tool
+        schema.parameters[0].required = False  # type: ignore[misc]
+    assert tool.parameters[0].required is True

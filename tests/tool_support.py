@@ -9,17 +9,8 @@ from typing import Any
 from pydantic import create_model
 from pydantic.alias_generators import to_snake
 
-from agent_app.tool_args import ParameterType, ToolArgs
+from agent_app.tool_args import JSON_TYPES, ToolArgs
 from agent_app.types import ToolDefinition, ToolEnvironment, ToolParameter
-
-PYTHON_TYPES: dict[ParameterType, Any] = {
-    "string": str,
-    "number": float,
-    "integer": int,
-    "boolean": bool,
-    "object": dict[str, Any],
-    "array": list[Any],
-}
 
 DictBody = Callable[[dict[str, Any], ToolEnvironment], Any]
 
@@ -27,7 +18,7 @@ DictBody = Callable[[dict[str, Any], ToolEnvironment], Any]
 def args_model(*parameters: ToolParameter) -> type[ToolArgs]:
     """An argument model declaring ``parameters`` (required ones without a default)."""
     fields: dict[str, Any] = {
-        to_snake(p.key): (PYTHON_TYPES[p.type], ...) if p.required else (PYTHON_TYPES[p.type] | None, None)
+        to_snake(p.key): (JSON_TYPES[p.type].python, ...) if p.required else (JSON_TYPES[p.type].python | None, None)
         for p in parameters
     }
     return create_model("TestArgs", __base__=ToolArgs, **fields)

@@ -21,20 +21,11 @@ from pydantic import BaseModel, ValidationError
 from agent_app.message_memo import MessageMemo
 from agent_app.providers.base import ProviderError
 from agent_app.providers.provider_text import valid_data
-from agent_app.types import ChatMessage, ParameterType, ToolSchema
+from agent_app.types import ChatMessage, ToolSchema
 
 METADATA_KEY = "gemini"
 """``provider_metadata[METADATA_KEY] = {"content": <the model's Content as the API's JSON>, "callIds": {ours:
 Gemini's id or None}}``."""
-
-_SCHEMA_TYPES: dict[ParameterType, gt.Type] = {
-    "string": gt.Type.STRING,
-    "number": gt.Type.NUMBER,
-    "integer": gt.Type.INTEGER,
-    "boolean": gt.Type.BOOLEAN,
-    "object": gt.Type.OBJECT,
-    "array": gt.Type.ARRAY,
-}
 
 
 def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
@@ -47,7 +38,7 @@ def tool_schema_to_gemini(schema: ToolSchema) -> gt.FunctionDeclaration:
         return gt.FunctionDeclaration(name=schema.name, description=schema.description)
     properties: dict[str, gt.Schema] = {}
     for parameter in schema.parameters:
-        prop = gt.Schema(type=_SCHEMA_TYPES[parameter.type], description=parameter.description or None)
+        prop = gt.Schema(type=gt.Type(parameter.type.upper()), description=parameter.description or None)
         if parameter.type == "array":
             prop.items = gt.Schema(type=gt.Type.STRING)
         properties[parameter.key] = prop
