@@ -26,8 +26,11 @@ from agent_app.ui.tool_cards import card_label
 
 
 def _live_run_script(stop_requested: bool) -> None:
+    import streamlit as st
+
     from agent_app.runs.models import Run, RunEvent
     from agent_app.runs.view import RunView
+    from agent_app.stores import AgentStore
     from agent_app.ui.live_status import render_live_run
 
     def event(seq: int, kind: str, **data: object) -> RunEvent:
@@ -45,7 +48,10 @@ def _live_run_script(stop_requested: bool) -> None:
         ]
     )
     run = Run(id="r1", conversation_id="c", state="running", stop_requested=stop_requested, created_at=0)
-    render_live_run(None, run, view)  # type: ignore[arg-type]  # Stop is not clicked here
+    agent = AgentStore(st.session_state)  # as the chat panel fills it from the run's view
+    agent.set_status(view.status)
+    agent.set_active_tool(view.active_tool)
+    render_live_run(None, run, view, agent)  # type: ignore[arg-type]  # Stop is not clicked here
 
 
 def test_live_run_names_the_running_tool_its_progress_and_the_text_so_far() -> None:

@@ -209,18 +209,19 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     messages = workspace.chat.messages
     view = _run_view(state, runs, run) if runs is not None and run is not None else None
     _sync_stores(workspace, run, view)
+    loading = workspace.chat.loading  # from here on the page draws from its stores
     history = st.container(height=HISTORY_HEIGHT, border=False, key=CHAT_HISTORY_KEY, autoscroll=True)
-    placeholder = "The assistant is working…" if run is not None else "Ask about your media…"
+    placeholder = "The assistant is working…" if loading else "Ask about your media…"
     st.chat_input(
         NO_MODEL_PLACEHOLDER if runs is None else placeholder,
         key=PROMPT_KEY,
         on_submit=_submit,
         args=(workspace, runs),
-        disabled=run is not None or runs is None,
+        disabled=loading or runs is None,
     )
     with history:
         unsaved = _unsaved_prompt(state)
-        if not messages and run is None and unsaved is None:
+        if not messages and not loading and unsaved is None:
             st.caption(
                 "Ask the assistant about the project's media — for example “What is said in this clip?”. "
                 "It knows the assets in the sidebar by name and the playhead position."
@@ -232,7 +233,7 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
                 answer_start_id=answer_id,
                 on_resend=functools.partial(_resend, workspace, runs),
                 on_regenerate=functools.partial(_regenerate, workspace, runs),
-                busy=run is not None,
+                busy=loading,
             )
             if runs is not None
             else None
@@ -242,7 +243,7 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
             with st.chat_message("user", avatar=USER_AVATAR):
                 st.markdown(typed_markdown(unsaved.content))
         if runs is not None and run is not None and view is not None:
-            render_live_run(runs, run, view)
+            render_live_run(runs, run, view, workspace.agent)
         elif runs is not None:
             _render_notices(workspace, runs, messages)
         refused = state.pop(_REFUSED, None)
@@ -257,7 +258,8 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
 
 
 def _sync_stores(workspace: Workspace, run: Run | None, view: RunView | None) -> None:
-    """The session's chat and agent stores as the page's view of the run."""
+    """The session's chat and agent stores filled from the run and its events: what the chat part draws its
+    loading state, status and running tool from."""
     if run is None or view is None:
         workspace.chat.set_loading(False)
         workspace.agent.reset()
@@ -280,6 +282,7 @@ def _render_notices(workspace: Workspace, runs: RunManager, messages: list[ChatM
     else:
         error = None
     workspace.chat.set_error(error, kind)
+    error, kind = workspace.chat.error, workspace.chat.error_kind  # drawn from the store, as set
     unanswered = is_unanswered(messages)
     if latest is not None and latest.state in ("error", "interrupted") and (text := cut_text(runs, latest)):
         render_cut_text(text)

@@ -1,8 +1,9 @@
 """The live part of the chat while a run goes: status, the running tool's progress, the streamed text, Stop;
 and, once a run is cut (a provider error mid-stream, a server stopped), the text it had streamed.
 
-Drawn from a :class:`~agent_app.runs.view.RunView` (the run's events, read from storage), never from
-the orchestrator itself, so every tab and every reload draws the same run the same way.
+Drawn from the session's :class:`~agent_app.stores.AgentStore` (status and running tool) and the run's
+:class:`~agent_app.runs.view.RunView` (progress, streamed text), both filled from the run's events in storage,
+never from the orchestrator itself, so every tab and every reload draws the same run the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import streamlit as st
 from agent_app.runs.manager import RunManager
 from agent_app.runs.models import Run
 from agent_app.runs.view import RunView
+from agent_app.stores import AgentStore
 from agent_app.types import ExecutionState
 from agent_app.ui.chat_history import ASSISTANT_AVATAR
 from agent_app.ui.formatting import escape_markdown
@@ -37,23 +39,24 @@ def status_label(status: ExecutionState, active_tool: str | None) -> str:
     return STATUS_LABELS[status]
 
 
-def run_label(run: Run, view: RunView) -> str:
+def run_label(run: Run, agent: AgentStore) -> str:
     """What the live box says: stopping, queued, or the agent's status."""
     if run.stop_requested:
         return STOPPING_LABEL
     if run.state == "queued":
         return QUEUED_LABEL
-    return status_label(view.status, view.active_tool)
+    return status_label(agent.status, agent.active_tool)
 
 
 def _stop(runs: RunManager, run_id: str) -> None:
     runs.stop(run_id)
 
 
-def render_live_run(runs: RunManager, run: Run, view: RunView) -> None:
-    """One assistant bubble for the run in progress: a status box with progress bars, the text so far, Stop."""
+def render_live_run(runs: RunManager, run: Run, view: RunView, agent: AgentStore) -> None:
+    """One assistant bubble for the run in progress: a status box (the agent store's status) with progress
+    bars, the text so far, Stop."""
     with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
-        box = st.status(run_label(run, view), state="running", expanded=True)  # not ``with``: that completes it
+        box = st.status(run_label(run, agent), state="running", expanded=True)  # not ``with``: that completes it
         for progress in view.progress.values():
             text = f"{progress.name}: {progress.message}" if progress.message else progress.name
             box.progress(min(1.0, max(0.0, progress.fraction)), text=escape_markdown(text))
