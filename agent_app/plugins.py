@@ -151,3 +151,11 @@ def enabled_tool_registry(enabled: Iterable[str]) -> ToolRegistry:
         if registry is None:
             registry = _registries[names] = build_tool_registry(names)
         return registry
+
+
+def usable_tool_registry(enabled: Iterable[str]) -> tuple[ToolRegistry, str | None]:
+    """:func:`enabled_tool_registry`, or an empty registry and why (the page says why; the model still answers)."""
+    try:
+        return enabled_tool_registry(enabled), None
+    except ToolConfigurationError as exc:
+        return ToolRegistry(), str(exc)

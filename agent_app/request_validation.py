@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from agent_app.errors import ChatError, ErrorKind
-from agent_app.field_path import field_path
 from agent_app.types import ChatMessage, ChatRequest
+from agent_app.validation import field_path
 
 MAX_DETAILS = 50
 """Problems listed in a 400's ``details``: a 2 MB body of 100k bad messages must not earn a 10 MB answer."""

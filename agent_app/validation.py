@@ -14,7 +14,6 @@ from typing import TypeVar
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from agent_app.field_path import field_path
 from agent_app.tool_args import JSON_TYPES, ToolArgs, ToolParameter
 from agent_app.types import ToolDefinition
 
@@ -33,6 +32,15 @@ def json_type_name(value: object) -> str:
     if value is None:
         return "null"
     return next((name for name, kind in JSON_TYPES.items() if isinstance(value, kind.python)), type(value).__name__)
+
+
+def field_path(location: Iterable[int | str]) -> str:
+    """How every error of ours names a place in JSON data, from a pydantic error's ``loc`` or the keys and
+    indexes walked: keys joined by dots, indexes in brackets (``messages[3].toolCalls[0].id``)."""
+    path = ""
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
 
 
 def _preview(value: object, limit: int = 60) -> str:

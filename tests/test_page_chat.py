@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from agent_app.errors import ErrorKind
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
+from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT
 from agent_app.ui.formatting import escape_markdown
-from agent_app.ui.live_status import CUT_TEXT_NOTE
+from agent_app.ui.live_status import CUT_TEXT_NOTE, status_label
 from fake_llm import (
     CANARY_API_KEY,
     FakeLLMServer,
@@ -511,3 +513,25 @@ def test_text_cut_by_a_provider_error_stays_shown_after_reload_and_is_never_sent
     assert bubbles(reloaded) == [("user", "Summarise the interview"), ("assistant", "Here is the summary.")]
     sent = [(m["role"], m["content"]) for m in fake_llm.chat.last.json["messages"][1:]]
     assert sent == [("user", "Summarise the interview")]  # the model never received the cut text
+
+
+def test_the_chat_draws_loading_status_and_error_from_the_session_stores(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    """The spec's stores are the page's state: filled from the run on each refresh, they are what it draws."""
+    fake_llm.chat.push(delayed(openai_text("The slow answer."), 1.0))
+    at = new_page()
+    at.chat_input(key="chat_prompt").set_value("Take your time").run()
+    assert run_going(at)
+    state = at.session_state
+    assert state["chat.loading"] is True and at.chat_input(key="chat_prompt").disabled
+    assert [box.label for box in at.main.status] == [status_label(state["agent.status"], state["agent.active_tool"])]
+    settle(at)
+    assert (state["chat.loading"], state["agent.status"], state["agent.active_tool"]) == (False, "idle", None)
+    assert not at.chat_input(key="chat_prompt").disabled
+
+    fake_llm.chat.push(error_reply(500, "upstream exploded"))
+    at = send(at, "Again")
+    kind = at.session_state["chat.error_kind"]
+    assert kind is not None
+    assert texts(at.main.error) == [shown(describe_chat_error(at.session_state["chat.error"], ErrorKind(kind)))]

@@ -5,6 +5,7 @@ so the parts of the app that do not need it keep working."""
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
@@ -144,3 +145,21 @@ def test_keys_are_not_in_the_repr(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, f"secret-{name}")
     settings = load_settings()
     assert "secret-" not in repr(settings) and settings.api_token == "secret-AGENT_API_TOKEN"
+
+
+ENTRY_POINTS = {"agent_app/ui/page_layout.py", "agent_app/ui/resources.py", "agent_app/routes/chat.py",
+                "agent_app/routes/media.py"}  # fmt: skip
+"""Where work starts (a page run, a run, a route request): the only readers of the settings, as
+``load_settings``'s docstring names them; everything below is handed them."""
+
+
+def test_settings_are_read_only_where_work_starts() -> None:
+    readers = set()
+    for path in [*(ROOT / "agent_app").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+        if any(getattr(call.func, "id", getattr(call.func, "attr", None)) == "load_settings" for call in calls):
+            readers.add(path.relative_to(ROOT).as_posix())
+    assert readers == ENTRY_POINTS
+    documented = load_settings.__doc__ or ""
+    assert all(Path(name).stem in documented for name in ENTRY_POINTS)

@@ -84,12 +84,12 @@ def _parse_body(body: bytes, settings: Settings) -> ChatRequest:
     return parse_chat_request(body)
 
 
-def handle_chat_body(body: bytes, settings: Settings | None = None) -> ApiResult:
+def handle_chat_body(body: bytes) -> ApiResult:
     """The route's answer to a request body already read, from a thread (tests, scripts): size limit,
     parsing, then the typed handler. Like :func:`chat_endpoint`, a request's start: the settings are read
-    here when not given."""
+    here, once."""
     try:
-        settings = settings if settings is not None else load_settings()
+        settings = load_settings()
         response = handle_chat(_parse_body(body, settings), setup=ChatSetup(settings))
     except ChatError as exc:
         return ApiResult.of_error(exc)

@@ -13,9 +13,8 @@ import streamlit as st
 
 from agent_app.llm_config import llm_status
 from agent_app.media import saved_transcript
-from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
-from agent_app.registry import ToolRegistry
-from agent_app.settings import Settings, load_settings
+from agent_app.plugins import usable_tool_registry
+from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, StorageError, open_storage
 from agent_app.stores import SessionState
 from agent_app.types import AgentContext, ToolEnvironment
@@ -85,13 +84,6 @@ def write_url(workspace: Workspace, state: SessionState) -> None:
     state[_URL_WRITTEN] = wanted
 
 
-def _registry(settings: Settings) -> tuple[ToolRegistry, str | None]:
-    try:
-        return enabled_tool_registry(settings.enabled_tools), None
-    except ToolConfigurationError as exc:
-        return ToolRegistry(), str(exc)
-
-
 def render_page() -> None:
     # An emoji icon is drawn in the browser; a Material icon would be fetched from fonts.gstatic.com on
     # every page load (a request to Google, failing offline).
@@ -113,7 +105,7 @@ def render_page() -> None:
     sync_from_url(workspace, state)
     project = workspace.project()
     write_url(workspace, state)
-    registry, registry_problem = _registry(settings)
+    registry, registry_problem = usable_tool_registry(settings.enabled_tools)
     status = llm_status(settings)
 
     with st.sidebar:

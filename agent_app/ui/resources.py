@@ -12,8 +12,7 @@ import functools
 import threading
 
 from agent_app.chat_clients import InProcessChatClient
-from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
-from agent_app.registry import ToolRegistry
+from agent_app.plugins import usable_tool_registry
 from agent_app.runs.manager import RunManager, ThreadRunManager
 from agent_app.runs.turn import Assistant, run_turn
 from agent_app.settings import Settings, load_settings
@@ -25,10 +24,7 @@ def current_assistant() -> Assistant:
     handler called in-process, offering the enabled tools (none when they are misconfigured: the sidebar says
     why, and the model can still answer)."""
     settings = load_settings()
-    try:
-        registry = enabled_tool_registry(settings.enabled_tools)
-    except ToolConfigurationError:
-        registry = ToolRegistry()
+    registry, _ = usable_tool_registry(settings.enabled_tools)
     return Assistant(InProcessChatClient(registry, settings), registry, settings)
 
 
