@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_app.storage import NotFoundError, SqliteStorage
-from agent_app.types import ChatMessage
+from agent_app.runs.models import TurnChangedError
+from agent_app.storage import SqliteStorage
+from agent_app.types import ChatMessage, now_ms
 from agent_app.ui.markdown_text import typed_markdown
 from tests.media_samples import make_wav
 
@@ -35,12 +36,15 @@ def test_a_branch_of_a_conversation_is_replaced_in_storage(tmp_path: Path) -> No
     messages.append(ChatMessage(role="assistant", content="A2"))
     for message in messages:
         storage.append_message(chat.id, message)
-    assert storage.delete_messages_from(chat.id, messages[2].id) == 2
-    assert [m.content for m in storage.load_messages(chat.id)] == ["Q1", "A1"]
-    storage.append_message(chat.id, ChatMessage(role="user", content="Q2, edited"))
+    runs = storage.run_store()
+    edited = ChatMessage(role="user", content="Q2, edited")
+    run = runs.create_run(
+        chat.id, None, [edited], owner="a", lease_until=now_ms() + 60_000, replace_from=messages[2].id
+    )
     assert [m.content for m in storage.load_messages(chat.id)] == ["Q1", "A1", "Q2, edited"]
-    with pytest.raises(NotFoundError):
-        storage.delete_messages_from(chat.id, messages[3].id)  # already gone
+    runs.finish_run(run.id, "answered")
+    with pytest.raises(TurnChangedError):
+        runs.create_run(chat.id, None, [], owner="a", lease_until=now_ms() + 60_000, replace_from=messages[3].id)
 
 
 def test_the_users_text_is_shown_as_typed() -> None:

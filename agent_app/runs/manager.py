@@ -76,10 +76,20 @@ RunJob = Callable[[Run, RunControl], RunEnd]
 
 
 class RunManager(Protocol):
-    def start(self, conversation_id: str, context: AgentContext | None, message: ChatMessage | None = None) -> Run:
+    def start(
+        self,
+        conversation_id: str,
+        context: AgentContext | None,
+        message: ChatMessage | None = None,
+        *,
+        replace_from: str | None = None,
+    ) -> Run:
         """Queue a run of ``conversation_id`` (after appending ``message``, if any) and return at once.
 
+        ``replace_from``: the message from which the last turn is replaced (the edited question, or the
+        start of the answer asked again); it and what follows go in the transaction that accepts the run.
         Raises :class:`~agent_app.runs.models.RunBusyError` while the conversation has a live run,
+        :class:`~agent_app.runs.models.TurnChangedError` when ``replace_from`` is no longer in the last turn,
         and :class:`~agent_app.storage.StorageError` when storage cannot take it; nothing is written then.
         """
         ...
@@ -127,26 +137,42 @@ class ThreadRunManager:
         self._heartbeat: threading.Thread | None = None
 
     # --- the interface ------------------------------------------------------------------------
-    def start(self, conversation_id: str, context: AgentContext | None, message: ChatMessage | None = None) -> Run:
+    def start(
+        self,
+        conversation_id: str,
+        context: AgentContext | None,
+        message: ChatMessage | None = None,
+        *,
+        replace_from: str | None = None,
+    ) -> Run:
         # Messages the last run could not store come first, then answers to calls an interrupted run left
         # open (results must follow their calls), then the question. Read outside the transaction: a
         # concurrent start loses on the index, and only the start that wrote the kept messages drops them.
+        # A replaced turn takes the kept messages with it (they came after everything stored).
         self._record_unrecorded_ends(conversation_id)
         stored = self.storage.load_messages(conversation_id)
+        if replace_from is not None:
+            stored = stored[: next((i for i, m in enumerate(stored) if m.id == replace_from), len(stored))]
         stored_ids = {m.id for m in stored}
         with self._guard:
-            kept = [m for m in self._kept.get(conversation_id, []) if m.id not in stored_ids]
+            kept = [] if replace_from is not None else self._kept.get(conversation_id, [])
+            kept = [m for m in kept if m.id not in stored_ids]
         messages = [*kept, *closing_messages([*stored, *kept])]
         if message is not None:
             messages.append(message)
         run = self.store.create_run(
-            conversation_id, context, messages, owner=self.owner, lease_until=now_ms() + self._lease_ms
+            conversation_id,
+            context,
+            messages,
+            owner=self.owner,
+            lease_until=now_ms() + self._lease_ms,
+            replace_from=replace_from,
         )
         stop = threading.Event()
         with self._guard:
             written = {m.id for m in kept}
             left = [m for m in self._kept.pop(conversation_id, []) if m.id not in written]
-            if left:
+            if left and replace_from is None:
                 self._kept[conversation_id] = left
             self._stops[run.id] = stop
             self._ensure_heartbeat()

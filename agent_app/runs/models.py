@@ -71,3 +71,14 @@ BUSY_MESSAGE = (
     "The assistant is still answering in this conversation (perhaps in another tab). "
     "Wait for the answer or press Stop, then send your question again."
 )
+
+
+class TurnChangedError(RuntimeError):
+    """The message a tab offered to replace (an edited question, a regenerated answer) is no longer in the
+    conversation's last turn: another tab changed it first. Nothing was written."""
+
+
+TURN_CHANGED_MESSAGE = (
+    "This conversation changed in another tab, so nothing was replaced. "
+    "Look at its latest messages, then edit or regenerate again."
+)

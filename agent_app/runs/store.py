@@ -3,7 +3,8 @@
 "One run per conversation at a time" is the store's job, not a lock's: :meth:`RunStore.create_run`
 fails with :class:`~agent_app.runs.models.RunBusyError` while another active run of the conversation
 holds a live lease (SQLite and PostgreSQL both enforce it with a unique partial index), so it holds
-across sessions and across server processes sharing one database.
+across sessions and across server processes sharing one database. Replacing the last turn is part of
+that same transaction, so nothing is deleted while a run is live, whatever a tab last drew.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from agent_app.types import AgentContext, ChatMessage
 
 
 class RunStore(Protocol):
-    def create_run(
+    def create_run(  # noqa: PLR0913 - the run and the turn it replaces are one transaction, so one call
         self,
         conversation_id: str,
         context: AgentContext | None,
@@ -25,11 +26,17 @@ class RunStore(Protocol):
         *,
         owner: str,
         lease_until: int,
+        replace_from: str | None = None,
     ) -> Run:
         """A new ``queued`` run, and ``messages`` appended to the conversation, in one transaction.
 
         An active run whose lease has run out is marked ``interrupted`` first; a live one makes this
-        raise :class:`RunBusyError` with nothing written.
+        raise :class:`RunBusyError` with nothing written. With ``replace_from`` (an edited question, a
+        regenerated answer) that message and every one after it are deleted in the same transaction,
+        after the run is accepted, and a title made from a replaced question gives way to the new one;
+        when that message is gone or no longer in the last turn (a user message follows it) this raises
+        :class:`TurnChangedError` with nothing written. (PostgreSQL: the same statements in one
+        transaction, the unique partial index refusing the run before any delete.)
         """
         ...
 

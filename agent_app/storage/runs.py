@@ -1,8 +1,8 @@
 """Runs and run events in the SQLite database of :class:`~agent_app.storage.sqlite.SqliteStorage`.
 
 Implements :class:`agent_app.runs.store.RunStore` on the storage's :class:`SqliteDatabase` (its
-per-thread connections and write transactions), so a run, the messages it starts with and its events
-commit with the same guarantees as the conversation. The unique partial index
+per-thread connections and write transactions), so a run, the messages it starts with (and the branch
+they replace) and its events commit with the same guarantees as the conversation. The unique partial index
 ``one_active_run_per_conversation`` (schema 2) is what refuses a second active run; PostgreSQL has the
 same construct for the scale-out step.
 """
@@ -16,9 +16,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_app.errors import ErrorKind
-from agent_app.runs.models import ACTIVE_STATES, BUSY_MESSAGE, EventKind, Run, RunBusyError, RunEvent, RunState
+from agent_app.runs.models import (
+    ACTIVE_STATES,
+    BUSY_MESSAGE,
+    TURN_CHANGED_MESSAGE,
+    EventKind,
+    Run,
+    RunBusyError,
+    RunEvent,
+    RunState,
+    TurnChangedError,
+)
 from agent_app.storage.base import StorageError
-from agent_app.storage.sqlite_conversations import insert_message
+from agent_app.storage.sqlite_conversations import cut_last_turn, insert_message
 from agent_app.storage.sqlite_database import SqliteDatabase
 from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
 
@@ -41,7 +51,7 @@ class SqliteRunStore:
     def __init__(self, db: SqliteDatabase) -> None:
         self._db = db
 
-    def create_run(
+    def create_run(  # noqa: PLR0913 - the run and the turn it replaces are one transaction, so one call
         self,
         conversation_id: str,
         context: AgentContext | None,
@@ -49,6 +59,7 @@ class SqliteRunStore:
         *,
         owner: str,
         lease_until: int,
+        replace_from: str | None = None,
     ) -> Run:
         now = now_ms()
         run = Run(
@@ -79,6 +90,11 @@ class SqliteRunStore:
                 if "runs.conversation_id" in str(exc):
                     raise RunBusyError(BUSY_MESSAGE) from None
                 raise  # no such conversation (foreign key)
+            asked_again = any(message.role == "user" for message in messages)
+            if replace_from is not None and not cut_last_turn(
+                db, conversation_id, replace_from, asked_again=asked_again
+            ):
+                raise TurnChangedError(TURN_CHANGED_MESSAGE)
             for message in messages:
                 insert_message(db, conversation_id, message)
         return run

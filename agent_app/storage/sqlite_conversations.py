@@ -46,6 +46,29 @@ def insert_message(db: sqlite3.Connection, conversation_id: str, message: ChatMe
     )
 
 
+def cut_last_turn(db: sqlite3.Connection, conversation_id: str, message_id: str, *, asked_again: bool) -> bool:
+    """Inside the caller's write transaction, forget ``message_id`` and every message after it (the old branch
+    of an edited question or a regenerated answer); ``False``, and nothing changed, when the message is gone
+    or no longer in the last turn (a user message follows it). With ``asked_again`` a title made from a
+    replaced question is cleared, so the new question titles the conversation as a first one does."""
+    row = db.execute(
+        "SELECT seq, role, body FROM messages WHERE conversation_id = ? AND id = ?", (conversation_id, message_id)
+    ).fetchone()
+    if row is None:
+        return False
+    seq = int(row["seq"])
+    later_question = db.execute(
+        "SELECT 1 FROM messages WHERE conversation_id = ? AND seq > ? AND role = 'user' LIMIT 1", (conversation_id, seq)
+    ).fetchone()
+    if later_question is not None:
+        return False
+    db.execute("DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", (conversation_id, seq))
+    if asked_again and row["role"] == "user":
+        old_title = title_from(ChatMessage.model_validate_json(row["body"]).content)
+        db.execute("UPDATE conversations SET title = '' WHERE id = ? AND title = ?", (conversation_id, old_title))
+    return True
+
+
 class ConversationRows:
     """The conversation part of :class:`~agent_app.storage.sqlite.SqliteStorage`."""
 
@@ -144,21 +167,6 @@ class ConversationRows:
                 (conversation_id, max(limit, 0)),
             ).fetchall()
         return [ChatMessage.model_validate_json(row["body"]) for row in rows]
-
-    def delete_messages_from(self, conversation_id: str, message_id: str) -> int:
-        """Forget ``message_id`` and every message after it: an edited question or a regenerated answer
-        replaces that branch of the conversation, in storage as on screen. Returns how many went."""
-        with self._db.write() as db:
-            row = db.execute(
-                "SELECT seq FROM messages WHERE conversation_id = ? AND id = ?", (conversation_id, message_id)
-            ).fetchone()
-            if row is None:
-                raise NotFoundError(f"No message {message_id} in conversation {conversation_id}")
-            removed = db.execute(
-                "DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", (conversation_id, int(row["seq"]))
-            ).rowcount
-            db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now_ms(), conversation_id))
-        return int(removed)
 
     def count_messages(self, conversation_id: str) -> int:
         row = (

@@ -21,7 +21,7 @@ import streamlit as st
 
 from agent_app.errors import ErrorKind
 from agent_app.runs.manager import RunManager
-from agent_app.runs.models import Run, RunBusyError
+from agent_app.runs.models import Run, RunBusyError, TurnChangedError
 from agent_app.runs.recovery import is_unanswered
 from agent_app.runs.view import RunView
 from agent_app.settings import Prices
@@ -45,6 +45,7 @@ RETRY_KEY = "chat_retry"
 _UNSAVED = "chat.unsaved_prompt"
 _SAVE_ERROR = "chat.save_error"
 _REFUSED = "chat.refused"
+_REFUSED_PROMPT = "chat.refused_prompt"
 _VIEW = "chat.run_view"
 _FOCUS_UNTIL = "chat.focus_until"
 FOCUS_SECONDS = 3.0
@@ -74,30 +75,38 @@ HISTORY_HEIGHT = 560
 # --- callbacks (run before the script) ------------------------------------------------------------
 
 
-def _start(workspace: Workspace, runs: RunManager, message: ChatMessage | None) -> None:
-    """Start a run (appending ``message``); a refusal or a storage failure is kept to be shown."""
+def _start(
+    workspace: Workspace, runs: RunManager, message: ChatMessage | None, replace_from: str | None = None
+) -> bool:
+    """Start a run (appending ``message``, replacing the last turn from ``replace_from``); whether it started.
+    A refusal (a run is live, or another tab changed the turn) or a storage failure is kept to be shown;
+    storage decides both in the transaction that would start the run, so nothing is written then."""
     state = workspace.state
     state.pop(_REFUSED, None)
     try:
         conversation_id = workspace.ensure_conversation(message.content if message is not None else "")
-        runs.start(conversation_id, workspace.context(), message)
-    except RunBusyError as exc:
+        runs.start(conversation_id, workspace.context(), message, replace_from=replace_from)
+    except (RunBusyError, TurnChangedError) as exc:
         state[_REFUSED] = str(exc)
-        return
+        workspace.reload_messages()  # what storage holds, not what this tab last drew
+        return False
     except (StorageError, OSError) as exc:
-        if message is not None:  # kept on screen for Retry, which sends the same message (same id)
+        if message is not None and replace_from is None:  # kept on screen for Retry (same message, same id)
             state[_UNSAVED] = message.model_dump_json()
         state[_SAVE_ERROR] = f"The conversation could not be saved: {exc}"
-        return
+        return False
     state.pop(_UNSAVED, None)
     state.pop(_SAVE_ERROR, None)
+    if replace_from is not None:
+        workspace.reload_messages()  # the replaced branch is gone from storage
     scroll_to_newest(state)
+    return True
 
 
 def _submit(workspace: Workspace, runs: RunManager | None) -> None:
     text = str(workspace.state.get(PROMPT_KEY) or "").strip()
-    if text and runs is not None:
-        _start(workspace, runs, ChatMessage(role="user", content=text))
+    if text and runs is not None and not _start(workspace, runs, ChatMessage(role="user", content=text)):
+        workspace.state[_REFUSED_PROMPT] = text  # back in the box on the next draw, to send once the run ends
 
 
 def _retry(workspace: Workspace, runs: RunManager) -> None:
@@ -109,30 +118,15 @@ def _unsaved_prompt(state: SessionState) -> ChatMessage | None:
     return None if raw is None else ChatMessage.model_validate_json(str(raw))
 
 
-def _resend(workspace: Workspace, runs: RunManager, message_id: str, text: str) -> None:
-    """An edited last question: its old turn goes (stored too), the new text is asked; a title made from
-    the old text follows the edit."""
-    old = next((m.content for m in workspace.chat.messages if m.id == message_id), "")
-    conversation_id = workspace.conversation_id
-    try:
-        conversation = workspace.storage.get_conversation(conversation_id) if conversation_id else None
-        if conversation is not None and conversation.title == title_from(old):
-            workspace.storage.rename_conversation(conversation.id, title_from(text))
-        workspace.drop_from(message_id)
-    except (StorageError, OSError) as exc:
-        workspace.state[_SAVE_ERROR] = f"The conversation could not be saved: {exc}"
-        return
-    _start(workspace, runs, ChatMessage(role="user", content=text))
+def _resend(workspace: Workspace, runs: RunManager, message_id: str, text: str) -> bool:
+    """An edited last question: its old turn is replaced by the new text (a title made from the old text
+    follows the edit); ``False`` when refused, and the editor keeps the text."""
+    return _start(workspace, runs, ChatMessage(role="user", content=text), replace_from=message_id)
 
 
 def _regenerate(workspace: Workspace, runs: RunManager, answer_start_id: str) -> None:
-    """The last answer asked again: it goes (stored too), the kept question is answered anew."""
-    try:
-        workspace.drop_from(answer_start_id)
-    except (StorageError, OSError) as exc:
-        workspace.state[_SAVE_ERROR] = f"The conversation could not be saved: {exc}"
-        return
-    _start(workspace, runs, None)
+    """The last answer asked again: it is replaced, the kept question is answered anew."""
+    _start(workspace, runs, None, replace_from=answer_start_id)
 
 
 def _new_chat(workspace: Workspace) -> None:
@@ -212,6 +206,9 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     loading = workspace.chat.loading  # from here on the page draws from its stores
     history = st.container(height=HISTORY_HEIGHT, border=False, key=CHAT_HISTORY_KEY, autoscroll=True)
     placeholder = "The assistant is working…" if loading else "Ask about your media…"
+    refused_prompt = state.pop(_REFUSED_PROMPT, None)
+    if refused_prompt is not None:  # a question refused while a run went: put back in the box, not lost
+        state[PROMPT_KEY] = str(refused_prompt)
     st.chat_input(
         NO_MODEL_PLACEHOLDER if runs is None else placeholder,
         key=PROMPT_KEY,

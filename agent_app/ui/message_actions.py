@@ -28,18 +28,18 @@ def _stop_editing(state: SessionState) -> None:
     state[_EDITING] = None
 
 
-def _send_edit(state: SessionState, message_id: str, on_resend: Callable[[str, str], None]) -> None:
+def _send_edit(state: SessionState, message_id: str, on_resend: Callable[[str, str], bool]) -> None:
+    """Send the edit; the editor stays open with its text when the resend is refused (a run is going)."""
     text = str(state.get(f"chat_edit_{message_id}") or "").strip()
-    state[_EDITING] = None
-    if text:
-        on_resend(message_id, text)
+    if text and on_resend(message_id, text):
+        state[_EDITING] = None
 
 
 def is_editing(state: SessionState, message: ChatMessage) -> bool:
     return state.get(_EDITING) == message.id
 
 
-def render_editor(state: SessionState, message: ChatMessage, on_resend: Callable[[str, str], None]) -> None:
+def render_editor(state: SessionState, message: ChatMessage, on_resend: Callable[[str, str], bool]) -> None:
     """The last question in a text box, with Send (replaces the turn) and Cancel."""
     st.text_area("Edit your message", key=f"chat_edit_{message.id}", label_visibility="collapsed")
     with st.container(horizontal=True, gap="small"):
@@ -57,11 +57,12 @@ def render_editor(state: SessionState, message: ChatMessage, on_resend: Callable
 @dataclass(frozen=True)
 class TurnActions:
     """What the history may offer: the last question (editable), where the last answer starts
-    (regenerable) and what a resend or a regeneration starts. ``busy``: a run is going."""
+    (regenerable) and what a resend or a regeneration starts (``on_resend``: whether it started).
+    ``busy``: a run is going."""
 
     last_question_id: str | None
     answer_start_id: str | None
-    on_resend: Callable[[str, str], None]
+    on_resend: Callable[[str, str], bool]
     on_regenerate: Callable[[str], None]
     busy: bool = False
 

@@ -161,17 +161,12 @@ class Workspace:
         self.chat.save_unsaved()
         return str(self.conversation_id)
 
-    def drop_from(self, message_id: str) -> None:
-        """Forget ``message_id`` and every message after it, in storage and on screen (the old branch of
-        an edited question or of a regenerated answer)."""
+    def reload_messages(self) -> None:
+        """Show what storage holds for the open conversation (after its last turn was replaced, or a start
+        was refused because another tab had changed it); unsaved messages stay."""
         conversation_id = self.conversation_id
-        if conversation_id is None:
-            kept = self.chat.messages
-            cut = next((i for i, m in enumerate(kept) if m.id == message_id), len(kept))
-            self.chat.load_messages(kept[:cut])
-            return
-        self.storage.delete_messages_from(conversation_id, message_id)
-        self.chat.load_messages(self.storage.load_messages(conversation_id))
+        if conversation_id is not None:
+            self.chat.load_messages(self.storage.load_messages(conversation_id), keep_unsaved=True)
 
     def catch_up(self) -> bool:
         """Load what another session (a second tab) added to the open conversation since it was opened

@@ -1,0 +1,85 @@
+"""A stale tab cannot replace a turn while another tab's run goes (issue 24): tab A sends a question whose
+answer streams slowly; tabs drawn before it (not redrawn since, so they still offer Regenerate, Edit and
+an enabled input) are refused with the busy message, and storage keeps every message and the title. What
+the refused tab had typed stays where it was typed (the editor, the chat input)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from bench.streamlit_server import run_streamlit
+from fake_llm import FakeLLMServer, openai_text, streamed
+from fake_llm.streams import StreamScript
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+__all__ = ["browser"]
+
+SLOW_ANSWER = " ".join(f"word{i}" for i in range(60))
+SLOW = StreamScript(pieces=60, delay_seconds=0.4)
+"""About 24 s of streaming: long enough for the stale tabs to act while it goes."""
+BUSY = "The assistant is still answering in this conversation"
+FIRST = [("user", "First question"), ("assistant", "First answer.")]
+
+
+def stored(data: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """Every message (role, text) in order, and every conversation title, as the database has them."""
+    database = sqlite3.connect(data / "agent.sqlite3")
+    try:
+        messages = database.execute("SELECT role, json_extract(body, '$.content') FROM messages ORDER BY seq")
+        titles = database.execute("SELECT title FROM conversations")
+        return [(str(r), str(c)) for r, c in messages], [str(t) for (t,) in titles]
+    finally:
+        database.close()
+
+
+def refused(tab: Page) -> None:
+    expect(tab.get_by_text(BUSY)).to_be_visible(timeout=UI_TIMEOUT_MS)
+
+
+def test_a_stale_tab_is_refused_before_anything_is_deleted_and_keeps_what_was_typed(
+    browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    fake_llm.chat.push(openai_text("First answer."), streamed(openai_text(SLOW_ANSWER), SLOW))
+    with run_streamlit(app_env(fake_llm, data), tmp_path) as server:
+        tab_a = open_page(browser, server.base_url)
+        ask(tab_a, "First question")
+        expect(tab_a.get_by_text("First answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        regenerating, editing, typing = (open_page(browser, tab_a.url) for _ in range(3))
+        for tab in (regenerating, editing, typing):
+            expect(tab.get_by_text("First answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        editing.get_by_role("button", name="Edit").click()
+        editor = editing.get_by_role("textbox", name="Edit your message")
+        expect(editor).to_have_value("First question", timeout=UI_TIMEOUT_MS)
+
+        ask(tab_a, "Second question")  # its answer streams slowly; the other tabs are not redrawn
+        expect(tab_a.get_by_role("button", name="Stop")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        while_running = [*FIRST, ("user", "Second question")]
+
+        regenerating.get_by_role("button", name="Regenerate").click()
+        refused(regenerating)
+        screenshot(regenerating, "stale-tab-regenerate-refused.png")
+        assert stored(data) == (while_running, ["First question"])
+
+        editor.fill("First question, edited")
+        editing.get_by_role("button", name="Send", exact=True).click()
+        refused(editing)
+        expect(editing.get_by_role("textbox", name="Edit your message")).to_have_value("First question, edited")
+        assert stored(data) == (while_running, ["First question"])
+
+        box = typing.get_by_test_id("stChatInputTextArea")
+        box.fill("Third question")
+        box.press("Enter")
+        refused(typing)
+        expect(box).to_have_value("Third question", timeout=UI_TIMEOUT_MS)
+        assert stored(data) == (while_running, ["First question"])
+
+        expect(tab_a.get_by_text(SLOW_ANSWER)).to_be_visible(timeout=60_000)
+        expect(tab_a.get_by_text(BUSY)).to_have_count(0)
+    assert stored(data) == ([*while_running, ("assistant", SLOW_ANSWER)], ["First question"])
+    assert len(fake_llm.chat.requests) == 2  # no refused start reached the model
