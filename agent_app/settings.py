@@ -99,6 +99,8 @@ class Settings(BaseModel):
     max_concurrent_chats: Whole = Field(
         256, alias="AGENT_MAX_CONCURRENT_CHATS", gt=0, description="a positive integer (requests)"
     )
+    # --- the page
+    allow_remote_page: bool = Field(False, alias="AGENT_ALLOW_REMOTE_PAGE", description="true or false")
     # --- tools and storage
     enabled_tools: Annotated[tuple[str, ...], BeforeValidator(_names)] = Field(
         ("transcribe_video",), alias="AGENT_ENABLED_TOOLS", description="a list of tool names"

@@ -76,9 +76,19 @@ def _in_namespace(namespace: str, args: list[str], env: dict[str, str], log: Pat
 
 
 @contextlib.contextmanager
-def app_in_namespace(namespace: str, address: str, tmp_path: Path, token: str) -> Iterator[str]:
-    """The fake model on the namespace's loopback and ``streamlit run app.py`` on ``address``; the route's URL."""
-    model_log = tmp_path / f"model-{bool(token)}.log"
+def app_in_namespace(  # noqa: PLR0913 - where it listens, how it is reached, and its settings
+    namespace: str,
+    address: str,
+    tmp_path: Path,
+    token: str,
+    *,
+    bind: str | None = None,
+    settings: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """The fake model on the namespace's loopback and ``streamlit run app.py`` on ``bind`` (default
+    ``address``) with ``settings`` added, reached at ``address``; the route's URL."""
+    tag = f"{bool(token)}-{len(list(tmp_path.glob('app-*.log')))}"
+    model_log = tmp_path / f"model-{tag}.log"
     model = _in_namespace(
         namespace,
         [sys.executable, "-c", "import time\nfrom fake_llm import FakeLLMServer\n"
@@ -86,7 +96,7 @@ def app_in_namespace(namespace: str, address: str, tmp_path: Path, token: str) -
         {},
         model_log,
     )  # fmt: skip
-    app_log = tmp_path / f"app-{bool(token)}.log"
+    app_log = tmp_path / f"app-{tag}.log"
     app: subprocess.Popen[bytes] | None = None
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -101,9 +111,10 @@ def app_in_namespace(namespace: str, address: str, tmp_path: Path, token: str) -
             "LLM_API_KEY": "key-in-the-namespace",
             "LLM_MAX_RETRIES": "0",
             "AGENT_API_TOKEN": token,
+            **(settings or {}),
         }
         command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(PORT),
-                   "--server.address", address, "--server.headless", "true"]  # fmt: skip
+                   "--server.address", bind or address, "--server.headless", "true"]  # fmt: skip
         app = _in_namespace(namespace, command, env, app_log)
         base = f"http://{address}:{PORT}"
         while True:

@@ -1,5 +1,5 @@
-"""``GET /api/media/{asset_id}`` with Starlette's test client: the file, byte ranges, and 404s that never
-touch a path taken from the URL."""
+"""``GET /api/media/{asset_id}`` with Starlette's test client: the file, byte ranges, 404s that never
+touch a path taken from the URL, and 403 for clients the page does not serve."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Te
     monkeypatch.setattr(media_route, "_mounted", False)  # restored afterwards: other tests run without the route
     storage = SqliteStorage(tmp_path / "data")
     app = Starlette(routes=media_route.media_routes())
-    with TestClient(app) as test_client:
+    with TestClient(app, base_url="http://127.0.0.1:8501", client=("127.0.0.1", 50000)) as test_client:
         yield test_client, storage
     storage.close()
 
@@ -65,3 +65,32 @@ def test_media_url_only_once_the_route_is_mounted(monkeypatch: pytest.MonkeyPatc
     media_route.media_routes()
     assert media_route.media_url("http://127.0.0.1:8501/", "a" * 32) == f"http://127.0.0.1:8501/api/media/{'a' * 32}"
     assert media_route.media_url(None, "a" * 32) is None
+
+
+@pytest.mark.parametrize(
+    ("peer", "headers"),
+    [
+        (("203.0.113.5", 40000), {}),
+        (("127.0.0.1", 40000), {"X-Forwarded-For": "203.0.113.5"}),  # a proxy on this machine forwarded it
+        (("127.0.0.1", 40000), {"Host": "rebound.example:8501"}),  # DNS rebinding
+    ],
+    ids=["remote", "proxied", "rebinding"],
+)
+def test_media_route_refuses_clients_the_page_does_not_serve_unless_remote_is_allowed(
+    client: tuple[TestClient, SqliteStorage],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    peer: tuple[str, int],
+    headers: dict[str, str],
+) -> None:
+    _, storage = client
+    wav = make_wav(tmp_path / "voice.wav", seconds=0.5).read_bytes()
+    asset = storage.import_asset(storage.create_project("p").id, "voice.wav", io.BytesIO(wav))
+    app = Starlette(routes=media_route.media_routes())
+    with TestClient(app, base_url="http://127.0.0.1:8501", client=peer) as other:
+        refused = other.get(f"/api/media/{asset.id}", headers=headers)
+        assert refused.status_code == 403
+        assert "AGENT_ALLOW_REMOTE_PAGE" in refused.json()["error"] and refused.content.find(wav[:64]) == -1
+        monkeypatch.setenv("AGENT_ALLOW_REMOTE_PAGE", "true")
+        allowed = other.get(f"/api/media/{asset.id}", headers=headers)
+        assert allowed.status_code == 200 and allowed.content == wav

@@ -65,6 +65,7 @@ def test_the_example_file_documents_every_setting_with_its_default() -> None:
         ("AGENT_DB_BUSY_TIMEOUT_MS", "soon"),
         ("AGENT_MAX_BODY_BYTES", "NaN"),
         ("TRANSCRIBE_BACKEND", "whisper-large"),
+        ("AGENT_ALLOW_REMOTE_PAGE", "sometimes"),
     ],
 )
 def test_an_unusable_value_is_named_not_shown_and_the_rest_still_loads(
@@ -98,6 +99,10 @@ def test_values_are_parsed_and_blank_means_unset(monkeypatch: pytest.MonkeyPatch
     assert settings.enabled_tools == ("transcribe_video", "echo_context")
     assert settings.llm_provider == "gemini" and settings.llm_base_url is None
     assert math.isfinite(settings.llm_retry_backoff_seconds)
+    assert settings.allow_remote_page is False  # the page serves this machine only unless told otherwise
+    for flag, allowed in (("true", True), ("1", True), ("yes", True), ("false", False), ("0", False)):
+        monkeypatch.setenv("AGENT_ALLOW_REMOTE_PAGE", flag)
+        assert load_settings().allow_remote_page is allowed
 
 
 def test_toml_types_from_the_secrets_file_are_checked_too(tmp_path: Path) -> None:

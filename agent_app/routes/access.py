@@ -1,9 +1,12 @@
-"""Who may use ``POST /api/agent/chat``: a bearer token when one is configured, else direct local clients.
+"""Who may use ``POST /api/agent/chat``, the page and its media: the one decision, "is this a direct local
+client of ours", made here for all three.
 
 The route spends the owner's API key. With ``AGENT_API_TOKEN`` set, a matching bearer token is required
 (compared in constant time). Without it only a *direct* loopback client is served: not a request that a
 proxy forwarded (:func:`is_proxied`), and not a web page of another site open in the owner's browser
-(:func:`cross_site_reason`).
+(:func:`cross_site_reason`). The page has no sign-in yet, and it lists every conversation, sends questions
+on the owner's key and hands out media URLs: it and ``GET /api/media/...`` serve only direct local
+clients too, unless the operator sets ``AGENT_ALLOW_REMOTE_PAGE`` (:func:`page_refusal`).
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ def is_proxied(headers: Mapping[str, str]) -> bool:
     return any(is_proxy_header(name) for name in headers)
 
 
+def is_direct_loopback(lowered: Mapping[str, str], client_host: str | None) -> bool:
+    """Whether the TCP peer is this machine and no proxy forwarded the request (``lowered``: header names in
+    lower case)."""
+    return is_loopback(client_host) and not is_proxied(lowered)
+
+
 def _is_loopback_name(host: str) -> bool:
     """Whether a ``Host`` header's name is this machine: ``localhost``, a loopback address, or the
     machine's own host name (Debian maps it to 127.0.1.1). A DNS-rebinding page has a name of its own."""
@@ -99,7 +108,7 @@ def authorize(headers: Mapping[str, str], client_host: str | None, settings: Set
         if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):
             return None
         return ChatError(ErrorKind.UNAUTHORIZED, "Unauthorized: send Authorization: Bearer <AGENT_API_TOKEN>")
-    if not is_loopback(client_host) or is_proxied(lowered):
+    if not is_direct_loopback(lowered, client_host):
         return ChatError(
             ErrorKind.FORBIDDEN, "Forbidden: without AGENT_API_TOKEN only loopback clients may use this route"
         )
@@ -109,3 +118,25 @@ def authorize(headers: Mapping[str, str], client_host: str | None, settings: Set
             ErrorKind.FORBIDDEN, f"Forbidden: a cross-site request ({reason}); set AGENT_API_TOKEN for other clients"
         )
     return None
+
+
+REMOTE_PAGE_REFUSAL = (
+    "This workspace only serves the machine it runs on: it has no sign-in yet, and anyone who opens it sees"
+    " every conversation and media file and asks questions on the owner's API key. To serve other machines,"
+    " the operator sets AGENT_ALLOW_REMOTE_PAGE = true (in .streamlit/secrets.toml or the environment) and"
+    ' restarts the app; see "Serving other machines" in the README.'
+)
+
+
+def page_refusal(headers: Mapping[str, str], client_host: str | None, settings: Settings) -> str | None:
+    """Why the page and its media will not serve this client (a text saying how to allow it), or ``None``.
+
+    Only a direct local client of ours is served (as the route without a token), unless
+    ``AGENT_ALLOW_REMOTE_PAGE`` is on; the page then warns that it is open."""
+    if settings.allow_remote_page:
+        return None
+    lowered = {name.lower(): value for name, value in headers.items()}
+    if not is_direct_loopback(lowered, client_host):
+        return REMOTE_PAGE_REFUSAL
+    reason = cross_site_reason(lowered)
+    return None if reason is None else f"{REMOTE_PAGE_REFUSAL} (This request came from another site: {reason}.)"

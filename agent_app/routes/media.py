@@ -8,7 +8,8 @@ costs nothing. Without the route (AppTest, a bare ``streamlit run agent_app/ui/p
 player falls back to ``st.video(path)``.
 
 Only an asset id reaches this endpoint; the path on disk comes from storage, never from the URL.
-The files are the same ones the page shows to anyone who can open it (the page has no login).
+The files are served to the clients the page serves (:func:`~agent_app.routes.access.page_refusal`:
+this machine only, unless ``AGENT_ALLOW_REMOTE_PAGE`` is on); others get a 403 saying why.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from agent_app.routes.access import page_refusal
 from agent_app.settings import load_settings
 from agent_app.storage import open_storage
 
@@ -29,12 +31,17 @@ _mounted = False
 
 
 async def media_endpoint(request: Request) -> Response:
-    """The asset's file (``404`` for an unknown or malformed id, or a file gone from disk)."""
+    """The asset's file (``403`` for a client the page does not serve, ``404`` for an unknown or malformed id,
+    or a file gone from disk)."""
+    settings = load_settings()
+    refusal = page_refusal(request.headers, request.client.host if request.client else None, settings)
+    if refusal is not None:
+        return JSONResponse({"error": f"Forbidden: {refusal}"}, status_code=403)
     asset_id = str(request.path_params.get("asset_id", ""))
     if not _ASSET_ID.fullmatch(asset_id):
         return JSONResponse({"error": "Not found"}, status_code=404)
     try:
-        storage = open_storage(load_settings())
+        storage = open_storage(settings)
     except ValueError as exc:  # a mistyped setting: the message names it, never its value
         return JSONResponse({"error": str(exc)}, status_code=503)
     asset = storage.get_asset(asset_id)

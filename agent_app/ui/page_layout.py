@@ -24,6 +24,7 @@ from agent_app.ui.conversation_list import render_conversations
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_COLUMN_KEY, apply_layout
 from agent_app.ui.library_panel import render_media_library
+from agent_app.ui.page_access import guard_page
 from agent_app.ui.resources import get_run_manager
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.transcript_panel import render_transcript_panel
@@ -90,6 +91,7 @@ def render_page() -> None:
     st.set_page_config(page_title=PAGE_TITLE, page_icon="🎬", layout="wide")
     state = st.session_state
     settings = load_settings()  # once per run: every part of the page sees the same settings
+    guard_page(settings)  # before anything of the workspace is read
     try:
         storage = open_storage(settings)
     except (StorageError, OSError) as exc:
