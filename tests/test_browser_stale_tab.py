@@ -80,6 +80,8 @@ def test_a_stale_tab_is_refused_before_anything_is_deleted_and_keeps_what_was_ty
         assert stored(data) == (while_running, ["First question"])
 
         expect(tab_a.get_by_text(SLOW_ANSWER)).to_be_visible(timeout=60_000)
+        expect(tab_a.get_by_role("button", name="Stop")).to_have_count(0, timeout=UI_TIMEOUT_MS)  # stored, over
         expect(tab_a.get_by_text(BUSY)).to_have_count(0)
+        expect(typing.get_by_test_id("stChatInputTextArea")).to_have_value("Third question")  # still, to send now
     assert stored(data) == ([*while_running, ("assistant", SLOW_ANSWER)], ["First question"])
     assert len(fake_llm.chat.requests) == 2  # no refused start reached the model
