@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from bench.streamlit_server import run_streamlit
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]

@@ -22,10 +22,10 @@ from playwright.sync_api import Browser, expect
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from agent_app.ui.page_access import REMOTE_PAGE_WARNING
-from bench.streamlit_server import ROOT
 from tests.browser_support import UI_TIMEOUT_MS, ask, browser, open_page, screenshot
 from tests.media_samples import make_wav
 from tests.test_hostile_remote_route import PORT, TOKEN, app_in_namespace, network_namespace, pytestmark
+from testsupport.streamlit_server import ROOT
 
 pytestmark = [*pytestmark, pytest.mark.browser]
 __all__ = ["browser"]
