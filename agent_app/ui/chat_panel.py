@@ -7,7 +7,8 @@ fragment with ``run_every``), so the player, the transcript, the sidebar and upl
 closing the tab does not touch the run, and any tab that opens the conversation shows it live.
 
 A second question while a run goes is refused, not queued: the input is disabled with Stop beside the
-live answer, and a question that races in from another tab gets a clear message (nothing is written).
+live answer, and a question that races in from a tab drawn before the run gets a clear message (nothing is
+written, the question stays in its box; an Edit or Regenerate from such a tab deletes nothing either).
 Queueing would store the question before the model has answered the one before it, while the next
 question usually depends on that answer; Stop then ask is one click.
 """
