@@ -9,7 +9,6 @@ they accept the same histories, and bytes exist only at the HTTP edge.
 from __future__ import annotations
 
 import logging
-import operator
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -83,7 +82,7 @@ class _Call:
 
 class ChatSetup:
     """What the requests of one run share, worked out at the first one and kept: the configuration and its
-    adapter, the tools, the model's budget, the history checked so far, and the system prompt of the run's
+    adapter, the tools, the model's budget, and the system prompt of the run's
     workspace context (a run sends the same context object with every request; another object gets its own
     prompt). The page's client keeps one per run; each of the route's requests makes its own, so both take
     the same path.
@@ -95,16 +94,6 @@ class ChatSetup:
         self._settings = settings
         self._tool_schemas = tool_schemas
         self._call: _Call | None = None
-        self._checked: tuple[ChatMessage, ...] = ()
-
-    def check(self, request: ChatRequest) -> None:
-        """:func:`~agent_app.request_validation.check_chat_request`, not walking again the messages this run's
-        last request passed with: messages are frozen, so the same objects in front pass again (a run resends
-        its growing history with every request)."""
-        checked, messages = self._checked, request.messages
-        same = len(checked) <= len(messages) and all(map(operator.is_, checked, messages))
-        check_chat_request(request, len(checked) if same else 0)
-        self._checked = tuple(messages)
 
     def call(self, context: AgentContext | None) -> _Call:
         """The request's call; raises :class:`ChatError` when the configuration or the tools cannot be used."""
@@ -124,8 +113,9 @@ class ChatSetup:
 
 
 def _prepare(request: ChatRequest, setup: ChatSetup) -> tuple[_Call, FittedHistory]:
-    """The call and the history fitted into the model's context window (:mod:`agent_app.context_fit`)."""
-    setup.check(request)
+    """The whole history checked, then the call and the history fitted into the model's context window
+    (:mod:`agent_app.context_fit`)."""
+    check_chat_request(request)
     call = setup.call(request.context)
     try:
         return call, call.window.fit(request.messages)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from pydantic_core import to_json
 
-from agent_app.message_memo import MessageMemo
 from agent_app.types import ChatMessage, ToolSchema
 
 DEFAULT_WINDOW_TOKENS = 8_192
@@ -146,7 +145,7 @@ def json_tokens(value: object) -> float:
     return len(to_json(value, fallback=str)) / BYTES_PER_TOKEN
 
 
-def _estimate_message(message: ChatMessage) -> float:
+def message_tokens(message: ChatMessage) -> float:
     """Estimated tokens of one message as sent: text, calls (name and arguments), result or error.
 
     ``provider_metadata`` is not counted: a replayed Gemini turn holds the same text and calls (its thought
@@ -163,10 +162,6 @@ def _estimate_message(message: ChatMessage) -> float:
             text_tokens(result.error) if result.error is not None else json_tokens(result.result)
         )
     return tokens
-
-
-message_tokens = MessageMemo(_estimate_message)
-"""Estimated tokens of one message as sent, worked out once per message object (a run resends its history)."""
 
 
 def fixed_tokens(system_prompt: str, tool_schemas: Sequence[ToolSchema]) -> float:

@@ -29,7 +29,6 @@ from typing import Any, TypeAlias
 
 from agent_app.clock import clock_text
 from agent_app.context_budget import ContextBudget, clamp_scale, fixed_tokens, message_tokens, usage_scale
-from agent_app.message_memo import MessageMemo
 from agent_app.types import AgentContext, ChatMessage, ContextReport, ToolCall, ToolResult, ToolSchema
 
 logger = logging.getLogger(__name__)
@@ -280,16 +279,9 @@ def _stubbed(message: ChatMessage, call: ToolCall | None, context: AgentContext 
     result = message.tool_result
     if result is None:  # nothing to shorten
         return message
-    text = f"{prefix} {_describe_result(result, call, context, _transcripts(message))}]"
-    stubs = _stubs(message)
-    if text not in stubs:
-        stubbed = result.model_copy(update={"result": text, "error": None})
-        stubs[text] = message.model_copy(update={"tool_result": stubbed})
-    return stubs[text]
-
-
-_stubs: MessageMemo[dict[str, ChatMessage]] = MessageMemo(lambda message: {})
-"""A message's stubs by text: stubbed alike again, it is the same object (its estimate and wire form are kept)."""
+    text = f"{prefix} {_describe_result(result, call, context, _transcript(message))}]"
+    stubbed = result.model_copy(update={"result": text, "error": None})
+    return message.model_copy(update={"tool_result": stubbed})
 
 
 def _describe_result(
@@ -318,10 +310,6 @@ def _transcript(message: ChatMessage) -> Transcript | None:
     end = _ms(segments[-1].get("endMs")) if segments else _ms(data.get("endMs"))
     words = sum(len(str(segment.get("text", "")).split()) for segment in segments)
     return str(data["assetId"]), start, end, words
-
-
-_transcripts = MessageMemo(_transcript)
-"""Counted once per message object: every request of a long conversation stubs the same old transcripts."""
 
 
 def _describe_transcript(tool: str, transcript: Transcript, context: AgentContext | None) -> str:

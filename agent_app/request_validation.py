@@ -47,20 +47,18 @@ def parse_chat_request(body: bytes) -> ChatRequest:
         raise invalid_request([(field_path(e["loc"]) or "body", e["msg"]) for e in exc.errors()]) from None
 
 
-def check_chat_request(request: ChatRequest, checked: int = 0) -> None:
-    """Raise the 400 for a request no provider would accept: no messages, or :func:`conversation_problems`
-    (after the first ``checked`` messages, which passed this check before)."""
+def check_chat_request(request: ChatRequest) -> None:
+    """Raise the 400 for a request no provider would accept: no messages, or :func:`conversation_problems`."""
     problems: list[tuple[str, str]] = []
     if not request.messages:
         problems.append(("messages", "must contain at least one message"))
-    problems.extend(conversation_problems(request.messages, checked))
+    problems.extend(conversation_problems(request.messages))
     if problems:
         raise invalid_request(problems)
 
 
-def conversation_problems(messages: Sequence[ChatMessage], start: int = 0) -> list[tuple[str, str]]:
-    """What makes ``messages`` a history no provider accepts, as ``(field, message)`` pairs; those before
-    ``start`` are known to be a history without problems (so none of its calls is left unanswered).
+def conversation_problems(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    """What makes ``messages`` a history no provider accepts, as ``(field, message)`` pairs.
 
     OpenAI and Gemini both reject a tool result that answers no call of the assistant turn right before
     it, and an assistant turn whose calls are not all answered before the conversation goes on. Such a
@@ -73,7 +71,7 @@ def conversation_problems(messages: Sequence[ChatMessage], start: int = 0) -> li
     # names are written only for a problem (this runs on every request, over the whole history).
     turn = 0
     open_calls: dict[str, int] = {}
-    for index, message in enumerate(messages[start:], start):
+    for index, message in enumerate(messages):
         role = message.role
         if role == "tool":
             result = message.tool_result

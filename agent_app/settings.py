@@ -7,7 +7,6 @@ so only what needs that setting refuses to work, naming the setting, never its v
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -138,11 +137,9 @@ SETTING_NAMES: tuple[str, ...] = tuple(
 _DESCRIPTIONS = {str(field.alias): field.description for field in Settings.model_fields.values()}
 
 
-@functools.lru_cache(maxsize=8)
-def _secrets_paths(working_dir: str, main_script: str | None) -> tuple[str, ...]:
+def _secrets_paths() -> tuple[str, ...]:
     """Where Streamlit looks for secrets (``secrets.files``: the user's, the working directory's and the main
-    script's ``.streamlit/secrets.toml``). Its answer depends only on these two and the config Streamlit read
-    at start; asking Streamlit costs ~40 µs a time, the most of reading the settings per route request."""
+    script's ``.streamlit/secrets.toml``)."""
     from streamlit import config
 
     return tuple(str(path) for path in config.get_option("secrets.files"))
@@ -153,10 +150,9 @@ def _secrets() -> Mapping[str, Any]:
 
     Streamlit keeps secrets it has parsed, but tries again to read a missing file on every call; with no file
     there (the usual case outside Community Cloud) a look at the paths answers instead."""
-    from streamlit import config
     from streamlit.runtime.secrets import secrets_singleton
 
-    paths = _secrets_paths(os.getcwd(), getattr(config, "_main_script_path", None))
+    paths = _secrets_paths()
     if not any(os.path.exists(path) for path in paths):
         return {}
     try:

@@ -119,8 +119,8 @@ class ChatMessage(WireModel):
     """
 
     model_config = ConfigDict(frozen=True)
-    """Frozen, with its parts: what a message costs to estimate and convert is worked out once per object
-    (:mod:`agent_app.message_memo`), so a change is a copy (``model_copy(update=...)``)."""
+    """Frozen, with its parts: a history sent once is sent unchanged, so a change is a copy
+    (``model_copy(update=...)``)."""
 
     id: str = Field(default_factory=new_id, min_length=1)
     role: Role

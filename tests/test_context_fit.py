@@ -217,3 +217,10 @@ def test_a_budget_learnt_from_a_refusal_holds_for_the_rest_of_the_conversation()
     assert learned_budget(configured, [learnt, ChatMessage(role="user", content="next")]).input_tokens == 5_600
     assert learned_budget(budget(32_000, 2_000), [learnt]).input_tokens == 30_000  # another window configured
     assert learned_budget(configured, [ChatMessage(role="user", content="first")]) == configured
+
+
+def test_a_stubbed_copy_of_a_large_result_is_estimated_anew() -> None:
+    big = ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name="t", result={"text": "word " * 2000}))
+    assert message_tokens(big) > 2000
+    stub = big.model_copy(update={"tool_result": ToolResult(tool_call_id="c1", name="t", result="[left out]")})
+    assert message_tokens(stub) < 50

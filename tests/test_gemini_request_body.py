@@ -1,25 +1,20 @@
-"""The gemini adapter sends its history, system instruction and declarations as the API's JSON (in
-``http_options.extra_body``, past google-genai's per-request conversion): the body must be the one the SDK
-sends when given the same turns as its own typed objects, for every message shape we build."""
+"""What Gemini receives from the gemini adapter (google-genai's typed call) for every message shape we build:
+the system instruction, the declarations, replayed turns with their signatures and ids, tool results."""
 
 from __future__ import annotations
 
 import base64
-import json
 import re
 from typing import Any
 
 import pytest
-from google import genai
 from google.genai import types as gt
 
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import get_adapter
-from agent_app.providers.gemini_request import tool_schema_to_gemini
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
 from fake_llm import (
-    CANARY_API_KEY,
     FakeLLMServer,
     error_reply,
     gemini_call,
@@ -71,56 +66,76 @@ def every_shape() -> list[ChatMessage]:
     ]
 
 
-def typed_contents() -> list[gt.Content]:
-    """The same history as the SDK's own objects, written out by hand."""
+SENT_CONTENTS: list[dict[str, Any]] = [
+    {"parts": [{"text": "What is said? 🎬"}], "role": "user"},
+    {
+        "parts": [
+            {"text": "Thinking", "thought": True, "thoughtSignature": base64.urlsafe_b64encode(SIGNATURE).decode()},
+            {"text": "Let me look."},
+            {"functionCall": {"id": "g-1", "args": {"assetId": "a1"}, "name": "transcribe_video"}},
+            {"functionCall": {"args": {"assetId": "a2"}, "name": "transcribe_video"}},
+        ],
+        "role": "model",
+    },
+    {
+        "parts": [
+            {"functionResponse": {"id": "g-1", "name": "transcribe_video", "response": {"output": RESULT}}},
+            {"functionResponse": {"name": "transcribe_video", "response": {"error": "no"}}},
+        ],
+        "role": "user",
+    },
+    {
+        "parts": [
+            {"text": "Another provider's turn"},
+            {"functionCall": {"args": {"assetId": "a3", "nested": {"n": [1, None]}}, "name": "transcribe_video"}},
+        ],
+        "role": "model",
+    },
+    {
+        "parts": [{"functionResponse": {"name": "transcribe_video", "response": {"output": {}}}}, {"text": "Thanks"}],
+        "role": "user",
+    },
+    {"parts": [{"text": "You are welcome."}], "role": "model"},
+    {"parts": [{"text": "Again"}], "role": "user"},
+]
+"""What Gemini receives for :func:`every_shape`: the stored turn (from an earlier release, in the SDK's field
+names) replayed with its signature and Gemini's id, results grouped per turn, the blank message left out."""
 
-    def response(name: str, payload: dict[str, Any], call_id: str | None = None) -> gt.Part:
-        return gt.Part(function_response=gt.FunctionResponse(name=name, response=payload, id=call_id))
-
-    rebuilt = gt.FunctionCall(name="transcribe_video", args={"assetId": "a3", "nested": {"n": [1, None]}})
-    return [
-        gt.Content(role="user", parts=[gt.Part(text="What is said? 🎬")]),
-        gemini_turn(),
-        gt.Content(
-            role="user",
-            parts=[
-                response("transcribe_video", {"output": RESULT}, "g-1"),
-                response("transcribe_video", {"error": "no"}),
-            ],
-        ),
-        gt.Content(role="model", parts=[gt.Part(text="Another provider's turn"), gt.Part(function_call=rebuilt)]),
-        gt.Content(role="user", parts=[response("transcribe_video", {"output": {}}), gt.Part(text="Thanks")]),
-        gt.Content(role="model", parts=[gt.Part(text="You are welcome.")]),
-        gt.Content(role="user", parts=[gt.Part(text="Again")]),
-    ]
-
-
-def typed_call_body(server: FakeLLMServer, tools: list[ToolSchema]) -> bytes:
-    """The body the SDK sends for the same request made the documented way (typed objects, converted)."""
-    client = genai.Client(api_key=CANARY_API_KEY, http_options=gt.HttpOptions(base_url=server.gemini_base_url))
-    declarations = [tool_schema_to_gemini(schema) for schema in tools]
-    config = gt.GenerateContentConfig(
-        system_instruction=f"{SYSTEM}\n\nBe brief",
-        tools=[gt.Tool(function_declarations=declarations)] if declarations else None,
-        automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True),
-    )
-    for _ in client.models.generate_content_stream(model="fake-model", contents=typed_contents(), config=config):
-        pass
-    return server.gemini.last.body
+DECLARATIONS = [
+    {
+        "functionDeclarations": [
+            {
+                "description": "Transcribe a video",
+                "name": "transcribe_video",
+                "parameters": {
+                    "properties": {
+                        "assetId": {"description": "Which asset", "type": "STRING"},
+                        "tags": {"items": {"type": "STRING"}, "type": "ARRAY"},
+                        "startMs": {"type": "INTEGER"},
+                    },
+                    "required": ["assetId"],
+                    "type": "OBJECT",
+                },
+            }
+        ]
+    }
+]
 
 
 @pytest.mark.parametrize("tools", [TOOLS, []], ids=["with-tools", "without-tools"])
-def test_the_history_sent_as_json_is_the_typed_calls_body(gemini_llm: FakeLLMServer, tools: list[ToolSchema]) -> None:
+def test_every_message_shape_reaches_gemini_as_its_api_reads_it(
+    gemini_llm: FakeLLMServer, tools: list[ToolSchema]
+) -> None:
     history = every_shape()
     adapter = get_adapter(load_llm_config(load_settings()))
     assert adapter.chat(history, system_prompt=SYSTEM, tool_schemas=tools).content == "fake reply"
-    first = gemini_llm.gemini.last.body
-    adapter.chat(history, system_prompt=SYSTEM, tool_schemas=tools)  # the second request reuses what the first built
-    assert gemini_llm.gemini.last.body == first
-    # The same JSON; only the order of the top-level keys differs (the SDK adds the body's fields after its own).
-    assert json.loads(first) == json.loads(typed_call_body(gemini_llm, tools))
     sent = gemini_llm.gemini.last.json
-    assert len(sent["contents"]) == 7 and ("tools" in sent) == bool(tools)
+    assert sent["contents"] == SENT_CONTENTS
+    assert sent["systemInstruction"] == {"parts": [{"text": f"{SYSTEM}\n\nBe brief"}], "role": "user"}
+    assert sent.get("tools") == (DECLARATIONS if tools else None)
+    first = gemini_llm.gemini.last.body
+    adapter.chat(history, system_prompt=SYSTEM, tool_schemas=tools)
+    assert gemini_llm.gemini.last.body == first
 
 
 def test_a_retried_request_resends_the_whole_history(gemini_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
@@ -138,8 +153,8 @@ def test_a_retried_request_resends_the_whole_history(gemini_llm: FakeLLMServer, 
 
 
 def test_a_turn_read_back_from_storage_is_sent_as_the_answer_just_stored(gemini_llm: FakeLLMServer) -> None:
-    """The run's next request replays the answer's turn without validating it again; the same turn read back
-    from storage (a JSON copy) is validated, and the two bodies must not differ."""
+    """The run's next request replays the answer's turn as stored; the same turn read back from storage (a JSON
+    copy) is sent the same."""
     call = gemini_call("transcribe_video", {"assetId": "a1"}, id="g-7", thought_signature=SIGNATURE)
     gemini_llm.gemini.push(gemini_function_calls(call, text="Looking"))
     adapter = get_adapter(load_llm_config(load_settings()))
@@ -182,9 +197,9 @@ def _camel(data: Any) -> Any:
     return [_camel(item) for item in data] if isinstance(data, list) else data
 
 
-def test_parts_we_only_replay_differ_from_the_typed_call_in_key_case_alone(gemini_llm: FakeLLMServer) -> None:
-    """The SDK writes the nested fields of some parts in its own snake_case (``inlineData.mime_type``); ours are
-    the API's camelCase, as Gemini sent them. Gemini reads both; nothing else differs."""
+def test_parts_we_only_replay_reach_gemini_whole(gemini_llm: FakeLLMServer) -> None:
+    """Parts of kinds we never build (inline data, files, code results) are replayed with all they hold; the SDK
+    writes some nested fields in its own snake_case (``inlineData.mime_type``), which Gemini reads too."""
     parts: list[dict[str, Any]] = [
         {"text": "Here"},
         {"inlineData": {"mimeType": "image/png", "data": "iVBORw0K"}},
@@ -195,17 +210,7 @@ def test_parts_we_only_replay_differ_from_the_typed_call_in_key_case_alone(gemin
     adapter = get_adapter(load_llm_config(load_settings()))
     question = ChatMessage(role="user", content="Hi")
     answer = adapter.chat([question], system_prompt="", tool_schemas=[])
+    assert answer.provider_metadata == {"gemini": {"content": {"parts": parts, "role": "model"}, "callIds": {}}}
     turn = ChatMessage(role="assistant", content=answer.content, provider_metadata=answer.provider_metadata)
     adapter.chat([question, turn], system_prompt="", tool_schemas=[])
-    ours = gemini_llm.gemini.last.json
-    assert ours["contents"][1]["parts"] == parts
-    client = genai.Client(api_key=CANARY_API_KEY, http_options=gt.HttpOptions(base_url=gemini_llm.gemini_base_url))
-    typed = [
-        gt.Content(role="user", parts=[gt.Part(text="Hi")]),
-        gt.Content.model_validate({"role": "model", "parts": parts}),
-    ]
-    config = gt.GenerateContentConfig(automatic_function_calling=gt.AutomaticFunctionCallingConfig(disable=True))
-    for _ in client.models.generate_content_stream(model="fake-model", contents=typed, config=config):
-        pass
-    theirs = gemini_llm.gemini.last.json
-    assert theirs != ours and _camel(theirs) == ours
+    assert _camel(gemini_llm.gemini.last.json["contents"][1]["parts"]) == parts

@@ -22,8 +22,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from agent_app.chat_handler import ChatSetup
 from agent_app.errors import ChatError
+from agent_app.request_validation import check_chat_request
 from agent_app.routes.access import authorize, is_loopback
 from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, handle_chat_body
 from agent_app.settings import load_settings
@@ -239,30 +239,29 @@ def test_histories_providers_reject_get_400(openai_llm: FakeLLMServer, messages:
     assert openai_llm.requests == []
 
 
-def _problem_fields(setup: ChatSetup, messages: list[ChatMessage]) -> list[str]:
+def _problem_fields(messages: list[ChatMessage]) -> list[str]:
     try:
-        setup.check(ChatRequest(messages=messages))
+        check_chat_request(ChatRequest(messages=messages))
     except ChatError as exc:
         return [detail["field"] for detail in exc.details or []]
     return []
 
 
 def test_a_runs_later_requests_are_checked_as_a_whole_history() -> None:
-    """A run's setup does not walk again what its last request passed with; what a request adds, a shorter
-    history, and a history whose front is other messages are all still checked."""
-    setup = ChatSetup(load_settings())
+    """Each request of a run is checked whole: what a request adds, a shorter history, and a history whose
+    front is other messages."""
     question, call = (
         ChatMessage(role="user", content="Hi"),
         ChatMessage(role="assistant", tool_calls=[ToolCall(id="c1", name="t")]),
     )
     answer = ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name="t"))
-    assert _problem_fields(setup, [question, call, answer]) == []
+    assert _problem_fields([question, call, answer]) == []
     again = ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="c1", name="t"))
-    assert _problem_fields(setup, [question, call, answer, again]) == ["messages[3].toolResult.toolCallId"]
-    assert _problem_fields(setup, [question, call, answer, ChatMessage(role="user", content="More")]) == []
-    assert _problem_fields(setup, [question, call]) == ["messages[1].toolCalls[0].id"]
+    assert _problem_fields([question, call, answer, again]) == ["messages[3].toolResult.toolCallId"]
+    assert _problem_fields([question, call, answer, ChatMessage(role="user", content="More")]) == []
+    assert _problem_fields([question, call]) == ["messages[1].toolCalls[0].id"]
     blank = ChatMessage(role="user", content=" ")
-    assert _problem_fields(setup, [blank, call, answer]) == ["messages[0].content"]
+    assert _problem_fields([blank, call, answer]) == ["messages[0].content"]
 
 
 def test_well_formed_tool_histories_pass(openai_llm: FakeLLMServer) -> None:

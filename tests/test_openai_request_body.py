@@ -1,19 +1,19 @@
-"""The openai-compatible adapter sends its history past the SDK's request transform (in ``extra_body``): the
-bytes on the wire must be the ones the SDK's own typed call sends, for every message shape we build."""
+"""What the server receives from the openai-compatible adapter (the SDK's typed call) for every message shape
+we build: the system prompt, converted tool schemas, replayed calls (odd ids aliased, unreadable arguments as
+the model wrote them), tool results."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-import openai
 import pytest
 
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import get_adapter
-from agent_app.providers.openai_request import messages_to_openai, tool_schema_to_openai
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
-from fake_llm import CANARY_API_KEY, FakeLLMServer, error_reply, openai_text
+from fake_llm import FakeLLMServer, error_reply, openai_text
 from tests.request_body_support import SYSTEM, TOOLS
 
 
@@ -38,34 +38,61 @@ def every_shape() -> list[ChatMessage]:
     ]
 
 
-def typed_call_body(server: FakeLLMServer, history: list[ChatMessage], tools: list[ToolSchema]) -> bytes:
-    """The body the SDK sends for the same request made the documented way (typed, transformed)."""
-    client = openai.OpenAI(api_key=CANARY_API_KEY, base_url=server.openai_base_url, max_retries=0)
-    wire_tools: Any = [tool_schema_to_openai(schema) for schema in tools] or openai.omit
-    with client:
-        client.chat.completions.create(
-            model="fake-model",
-            messages=messages_to_openai(SYSTEM, history),
-            tools=wire_tools,
-            stream=True,
-            stream_options={"include_usage": True},
-        ).close()
-    return server.chat.last.body
+def _call(call_id: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "transcribe_video", "arguments": arguments}}
+
+
+ALIAS = "call_" + hashlib.sha256(("vllm-" + "x" * 60).encode()).hexdigest()[:32]
+"""A stable alias of an id OpenAI would refuse (over 40 characters): a call and its result keep the same one."""
+SENT_MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": SYSTEM},
+    {"role": "user", "content": "What is said? 🎬"},
+    {
+        "role": "assistant",
+        "content": "Let me look.",
+        "tool_calls": [_call("call_1", '{"assetId":"a1","nested":{"n":[1,2.5,null]}}'), _call(ALIAS, "{}")],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": '{"result":{}}'},
+    {"role": "tool", "tool_call_id": ALIAS, "content": '{"error":"no"}'},
+    {"role": "assistant", "tool_calls": [_call("call_3", "{assetId: a1")]},
+    {"role": "tool", "tool_call_id": "call_3", "content": '{"error":"bad"}'},
+    {"role": "assistant", "content": "It says hi."},
+    {"role": "user", "content": "Thanks"},
+]
+SENT_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "transcribe_video",
+            "description": "Transcribe a video",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "assetId": {"type": "string", "description": "Which asset"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "startMs": {"type": "integer"},
+                },
+                "required": ["assetId"],
+            },
+        },
+    }
+]
 
 
 @pytest.mark.parametrize("tools", [TOOLS, []], ids=["with-tools", "without-tools"])
-def test_the_history_sent_past_the_sdk_transform_is_the_typed_calls_body_byte_for_byte(
+def test_every_message_shape_reaches_the_server_as_the_chat_api_reads_it(
     openai_llm: FakeLLMServer, tools: list[ToolSchema]
 ) -> None:
-    history = every_shape()
     assert (
-        get_adapter(load_llm_config(load_settings())).chat(history, system_prompt=SYSTEM, tool_schemas=tools).content
+        get_adapter(load_llm_config(load_settings()))
+        .chat(every_shape(), system_prompt=SYSTEM, tool_schemas=tools)
+        .content
         == "fake reply"
     )
-    ours = openai_llm.chat.last.body
-    assert ours == typed_call_body(openai_llm, history, tools)
     sent = openai_llm.chat.last.json
-    assert len(sent["messages"]) == len(history) + 1 and ("tools" in sent) == bool(tools)
+    assert sent["messages"] == SENT_MESSAGES
+    assert sent.get("tools") == (SENT_TOOLS if tools else None)
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
 
 
 def test_a_retried_request_resends_the_whole_history(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:

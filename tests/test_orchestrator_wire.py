@@ -113,3 +113,31 @@ def test_provider_failure_sets_the_error_and_keeps_the_user_message(openai_llm: 
     assert chat.error is not None
     assert CANARY_API_KEY not in chat.error
     assert (agent.status, agent.active_tool, chat.loading) == ("error", None, False)
+
+
+def test_a_run_sends_its_history_unchanged_on_every_request(openai_llm: FakeLLMServer) -> None:
+    """Each request of a run resends the history before it exactly as it was sent, then the new messages."""
+
+    def execute(args: dict[str, Any], env: object) -> dict[str, Any]:
+        return {"step": args["n"], "text": "said " * 50}
+
+    registry = ToolRegistry()
+    registry.register_tool(make_tool("step", execute, ToolParameter(key="n", type="integer")))
+    openai_llm.chat.push(
+        openai_tool_calls(tool_call("step", {"n": 1}, id="c1")),
+        openai_tool_calls(tool_call("step", {"n": 2}, id="c2")),
+        openai_text("done"),
+    )
+    state: dict[str, Any] = {}
+    chat, agent = ChatStore(state), AgentStore(state)
+    chat.add_message({"role": "user", "content": "Go."})
+    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run()
+    assert chat.messages[-1].content == "done"
+    sent = [request.json["messages"] for request in openai_llm.chat.requests]
+    assert len(sent) == 3
+    assert sent[1][: len(sent[0])] == sent[0] and sent[2][: len(sent[1])] == sent[1]
+    assert sent[2][-1] == {
+        "role": "tool",
+        "tool_call_id": "c2",
+        "content": '{"result":{"step":2,"text":"' + "said " * 50 + '"}}',
+    }

@@ -22,6 +22,7 @@ from agent_app.types import ChatMessage, ChatRequest, ChatResponse, TokenUsage
 from fake_llm import (
     FakeLLMServer,
     Reply,
+    delayed,
     gemini_call,
     gemini_function_calls,
     gemini_text,
@@ -230,3 +231,29 @@ def test_awaiting_callers_get_answers_on_their_own_loops_and_cancelling_closes_t
     assert asyncio.run(cancelled()) == ["x", "x"]
     request = server.chat.last if name == "openai" else server.gemini.last
     assert request.answered.wait(2) and request.closed_by_client and request.events_sent < 10
+
+
+BURST = 20
+
+
+def test_bursts_of_concurrent_requests_reuse_their_connections(provider: tuple[str, FakeLLMServer]) -> None:
+    """Three bursts of concurrent streamed requests, then one alone, on one event loop and its one client: every
+    answer whole, and the second and third bursts open no connection (the pool keeps its idle ones), nor does
+    the request alone."""
+    name, server = provider
+    endpoint = server.chat if name == "openai" else server.gemini
+    endpoint.default = delayed(streamed(_text_reply(name, "All fine.")), 0.3)
+    adapter = get_adapter(load_llm_config(load_settings()))
+
+    async def bursts() -> tuple[list[set[int]], int]:
+        ports = []
+        for _ in range(3):
+            seen = len(endpoint.requests)
+            answers = await asyncio.gather(*(adapter.achat(HELLO.messages) for _ in range(BURST)))
+            assert [answer.content for answer in answers] == ["All fine."] * BURST
+            ports.append({recorded.client_port for recorded in endpoint.requests[seen:]})
+        await adapter.achat(HELLO.messages)
+        return ports, endpoint.requests[-1].client_port
+
+    ports, alone = asyncio.run(bursts())
+    assert len(ports[0]) == BURST and ports[1] == ports[0] and ports[2] == ports[0] and alone in ports[0]

@@ -236,7 +236,7 @@ def test_adapter_and_client_are_reused_per_configuration(
     assert isinstance(again, OpenAICompatibleAdapter) and again is first
 
     async def clients() -> tuple[object, object]:
-        return first.clients.first, first.clients.first
+        return first.client, first.client
 
     one, same = asyncio.run(clients())
     other, _ = asyncio.run(clients())

@@ -159,3 +159,14 @@ def test_tool_definition_exports_a_schema_without_the_callable() -> None:
     with pytest.raises(ValidationError):  # a parameter is frozen: the export cannot change the tool
         schema.parameters[0].required = False  # type: ignore[misc]
     assert tool.parameters[0].required is True
+
+
+def test_messages_and_their_results_cannot_change_in_place() -> None:
+    """A change to a message is a copy (``model_copy(update=...)``): a history sent once is sent unchanged."""
+    message = ChatMessage(role="user", content="abc")
+    assert message.model_copy(update={"content": "a longer text"}).content == "a longer text"
+    with pytest.raises(ValidationError, match="frozen"):
+        message.content = "changed"  # type: ignore[misc]
+    result = ToolResult(tool_call_id="c1", name="t", result={"a": 1})
+    with pytest.raises(ValidationError, match="frozen"):
+        result.result = {"b": 2}  # type: ignore[misc]

@@ -22,9 +22,6 @@ What Gemini needs that OpenAI does not, and why it is done this way (the request
   stored and replayed exactly as for a whole answer. A stream that breaks (connection cut, unreadable
   event, error event) is a :class:`ProviderError` carrying the text that had arrived.
 
-* The request's body fields go to the SDK as the API's JSON (:func:`_request_config`), built once per message;
-  the SDK still sends it (auth, retries, timeouts) and reads the stream.
-
 ``LLM_BASE_URL`` is ignored (the spec); the SDK's own ``GOOGLE_GEMINI_BASE_URL`` still applies, which is
 how tests reach the fake server. google-genai has no timeout and no retries unless given: both come from
 the configuration.
@@ -34,21 +31,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 import httpx2
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as gt
 
-from agent_app.errors import ErrorKind
-from agent_app.llm_config import LLMConfig
-from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
-from agent_app.providers.client_shards import ClientShards, LoopClients
-from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, model_turn, request_body
+from agent_app.providers.base import CUT_OFF_NOTE, ProviderError
+from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, model_turn, request_config
 from agent_app.providers.gemini_stream import ResponseAssembler
 from agent_app.providers.provider_loop import TextSink
 from agent_app.providers.provider_text import valid_data, valid_text
+from agent_app.providers.sdk_adapter import SDKAdapter
 from agent_app.types import (
     ChatMessage,
     ChatResponse,
@@ -131,23 +125,13 @@ def response_to_chat(answer: ResponseAssembler, taken: set[str] | None = None) -
     )
 
 
-class GeminiAdapter(ProviderAdapter):
-    """``genai.Client``s per configuration and event loop, several per loop when many requests run at once
-    (:mod:`~agent_app.providers.client_shards`); each is kept referenced while its loop lives (a collected
-    client closes its transport)."""
+class GeminiAdapter(SDKAdapter[genai.Client]):
+    """A ``genai.Client`` per configuration and event loop; google-genai does the retries (429, 5xx, before the
+    stream starts) with ``LLM_MAX_RETRIES``, and :meth:`stream` asks once more after a malformed turn."""
 
     name = "gemini"
 
-    def __init__(self, config: LLMConfig) -> None:
-        self.config = config
-        self._clients = LoopClients(self._new_client)
-
-    @property
-    def clients(self) -> ClientShards[genai.Client]:
-        """The clients of the running event loop."""
-        return self._clients.current()
-
-    def _new_client(self) -> genai.Client:
+    def new_client(self) -> genai.Client:
         config = self.config
         backoff = config.retry_backoff_seconds
         return genai.Client(
@@ -180,22 +164,17 @@ class GeminiAdapter(ProviderAdapter):
         if not contents:
             raise ProviderError("nothing to send: every message of the conversation is empty")
         instruction = "\n\n".join(text for text in [system_prompt, *system_texts] if text)
-        config = _request_config(request_body(instruction, tool_schemas, contents))
+        config = request_config(instruction, tool_schemas)
+        model = self.config.model
         taken = history_call_ids(messages)
         resamples = min(1, self.config.max_retries)  # LLM_MAX_RETRIES=0 means no retry of any kind
         while True:
             assembler = ResponseAssembler()
-            try:
-                with self.clients.lease() as client:
-                    stream = await client.aio.models.generate_content_stream(
-                        model=self.config.model, contents=_PLACEHOLDER, config=config
-                    )
-                    async for chunk in stream:
-                        text = assembler.add(chunk)
-                        if text:
-                            on_text(text)
-            except Exception as exc:  # every SDK, transport and parse failure is a provider error
-                raise ProviderError(describe_failure(exc), _kind(exc), partial_text=assembler.text) from exc
+            await self.relay(
+                lambda client: client.aio.models.generate_content_stream(model=model, contents=contents, config=config),
+                assembler,
+                on_text,
+            )
             try:
                 return response_to_chat(assembler, taken)
             except MalformedTurnError as exc:
@@ -204,26 +183,10 @@ class GeminiAdapter(ProviderAdapter):
                 resamples -= 1
                 logger.info("Asking Gemini again: %s", exc)
 
+    def status_of(self, exc: Exception) -> int | None:
+        return exc.code if isinstance(exc, genai_errors.APIError) else None
 
-_PLACEHOLDER = "."
-"""What the SDK's ``contents`` argument gets: the body's own contents replace it (:func:`_request_config`)."""
-
-
-def _request_config(body: dict[str, Any]) -> gt.GenerateContentConfigDict:
-    """The request's config, its body fields (contents, system instruction, declarations) as the API's JSON in
-    ``http_options.extra_body``, which the SDK puts in the body in place of its own conversion's.
-
-    Why: google-genai validates and converts the whole request on every call, about 0.3 ms per message of the
-    history, to produce the JSON ours already holds per message (:mod:`agent_app.providers.gemini_request`);
-    ``bench/bench_provider_loop.py``: 5.1 -> 2.3 ms per request of its 8-request tool loop. A dict, not a
-    ``GenerateContentConfig``: the SDK deep-copies a config object on every call, the history with it.
-    Automatic function calling stays off."""
-    return {"automatic_function_calling": {"disable": True}, "http_options": {"extra_body": body}}
-
-
-def _kind(exc: Exception) -> ErrorKind:
-    """Gemini says "The input token count (N) exceeds the maximum number of tokens allowed" in a 400 when the
-    conversation does not fit the model's window: that is not the client's mistake but the history's size."""
-    status = exc.code if isinstance(exc, genai_errors.APIError) else None
-    too_long = status == 400 and "token count" in str(exc).lower()
-    return failure_kind(exc, status, context_too_long=too_long)
+    def context_too_long(self, exc: Exception, status: int | None) -> bool:
+        """Gemini says "The input token count (N) exceeds the maximum number of tokens allowed" in a 400 when the
+        conversation does not fit the model's window: that is not the client's mistake but the history's size."""
+        return status == 400 and "token count" in str(exc).lower()

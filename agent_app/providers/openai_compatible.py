@@ -25,7 +25,7 @@ Local servers differ from OpenAI in small ways this adapter absorbs rather than 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -33,17 +33,18 @@ import openai
 from openai.types import CompletionUsage
 from openai.types.chat import (
     ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionFunctionToolParam,
     ChatCompletionMessage,
+    ChatCompletionMessageParam,
 )
 
-from agent_app.errors import ErrorKind
-from agent_app.llm_config import LLMConfig
-from agent_app.providers.base import CUT_OFF_NOTE, ProviderAdapter, ProviderError, describe_failure, failure_kind
-from agent_app.providers.client_shards import ClientShards, LoopClients
+from agent_app.providers.base import CUT_OFF_NOTE, ProviderError, describe_failure
 from agent_app.providers.openai_request import METADATA_KEY, messages_to_openai, tool_schema_to_openai
 from agent_app.providers.openai_stream import AssembledMessage, CompletionAssembler, text_of, token_usage
 from agent_app.providers.provider_loop import TextSink
 from agent_app.providers.provider_text import valid_data, valid_text
+from agent_app.providers.sdk_adapter import SDKAdapter
 from agent_app.types import (
     ChatMessage,
     ChatResponse,
@@ -152,24 +153,13 @@ def message_to_response(
     return ChatResponse(content=content, tool_calls=calls or None, provider_metadata=metadata, usage=token_usage(usage))
 
 
-class OpenAICompatibleAdapter(ProviderAdapter):
-    """``openai.AsyncOpenAI`` clients per configuration and event loop (their connection pools are reused
-    across requests; several per loop when many requests run at once, :mod:`~agent_app.providers.client_shards`);
-    the SDK does the retries (429, 5xx, timeouts, before the stream starts) with ``LLM_MAX_RETRIES`` and
-    honours ``Retry-After``."""
+class OpenAICompatibleAdapter(SDKAdapter[openai.AsyncOpenAI]):
+    """An ``openai.AsyncOpenAI`` client per configuration and event loop; the SDK does the retries (429, 5xx,
+    timeouts, before the stream starts) with ``LLM_MAX_RETRIES`` and honours ``Retry-After``."""
 
     name = "openai-compatible"
 
-    def __init__(self, config: LLMConfig) -> None:
-        self.config = config
-        self._clients = LoopClients(self._new_client)
-
-    @property
-    def clients(self) -> ClientShards[openai.AsyncOpenAI]:
-        """The clients of the running event loop (their connections cannot serve another loop)."""
-        return self._clients.current()
-
-    def _new_client(self) -> openai.AsyncOpenAI:
+    def new_client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
             api_key=self.config.api_key,
             base_url=self.config.base_url,
@@ -188,50 +178,59 @@ class OpenAICompatibleAdapter(ProviderAdapter):
         wire_messages = messages_to_openai(system_prompt, messages)
         tools = [tool_schema_to_openai(schema) for schema in tool_schemas]
         assembler = CompletionAssembler()
-        try:
-            with self.clients.lease() as client:
-                stream = await client.chat.completions.create(
-                    model=self.config.model,
-                    messages=[],  # placeholders: the values go in ``extra_body`` (_untransformed says why)
-                    tools=[] if tools else openai.omit,
-                    stream=True,
-                    stream_options={"include_usage": True},
-                    extra_body=_untransformed(wire_messages, tools),
-                )
-                async with stream:  # closes the response however the reading ends (a cancel included)
-                    whole = None
-                    if not stream.response.headers.get("content-type", "").startswith("text/event-stream"):
-                        whole = whole_completion(await stream.response.aread())
-                    else:
-                        async for chunk in stream:
-                            text = assembler.add(chunk)
-                            if text:
-                                on_text(text)
-        except Exception as exc:  # every SDK, transport and parse failure is a provider error
-            raise ProviderError(self._cause(exc), _kind(exc), partial_text=assembler.text) from exc
+        await self.relay(lambda client: self._open(client, wire_messages, tools, assembler), assembler, on_text)
         taken = history_call_ids(messages)
-        if whole is not None:
-            return completion_to_response(whole, taken)
+        if assembler.whole is not None:
+            return completion_to_response(assembler.whole, taken)
         if not assembler.seen_choice:
             raise ProviderError("the stream has no choices")
         return message_to_response(assembler.message(), assembler.finish_reason, assembler.usage, taken)
 
-    def _cause(self, exc: Exception) -> str:
+    async def _open(
+        self,
+        client: openai.AsyncOpenAI,
+        messages: list[ChatCompletionMessageParam],
+        tools: list[ChatCompletionFunctionToolParam],
+        assembler: CompletionAssembler,
+    ) -> AsyncIterable[ChatCompletionChunk]:
+        """The streamed request; a server that answers it whole (not an event stream) leaves its completion on
+        ``assembler`` and no chunks."""
+        stream = await client.chat.completions.create(
+            model=self.config.model,
+            messages=messages,
+            tools=tools or openai.omit,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        if stream.response.headers.get("content-type", "").startswith("text/event-stream"):
+            return stream
+        assembler.whole = whole_completion(await stream.response.aread())
+        return _NO_CHUNKS
+
+    def status_of(self, exc: Exception) -> int | None:
+        return exc.status_code if isinstance(exc, openai.APIStatusError) else None
+
+    def context_too_long(self, exc: Exception, status: int | None) -> bool:
+        return getattr(exc, "code", None) == "context_length_exceeded"
+
+    def describe(self, exc: Exception) -> str:
         cause = describe_failure(exc)
         if isinstance(exc, openai.NotFoundError):  # the usual local-server mistake, worth a hint in the log
             cause += " (check LLM_BASE_URL, which usually ends in /v1, and LLM_MODEL)"
         return cause
 
 
-def _untransformed(messages: list[Any], tools: list[Any]) -> dict[str, Any]:
-    """The history and tools for ``extra_body``, which the SDK merges into the body after its request transform.
+class _NoChunks:
+    """The chunks of an answer that came whole."""
 
-    Why: that transform walks the whole request against the params' TypedDict unions on every call, about
-    0.13 ms per message (2 ms for the last request of an 8-request tool loop, more as a conversation grows),
-    to rename aliased keys and format dates or files, which no message we build has. The placeholders in the
-    typed arguments keep each key's place, so the body is the typed call's byte for byte
-    (``tests/test_openai_request_body.py``)."""
-    return {"messages": messages, "tools": tools} if tools else {"messages": messages}
+    def __aiter__(self) -> _NoChunks:
+        return self
+
+    async def __anext__(self) -> ChatCompletionChunk:
+        raise StopAsyncIteration
+
+
+_NO_CHUNKS = _NoChunks()
 
 
 def whole_completion(body: bytes) -> object:
@@ -240,8 +239,3 @@ def whole_completion(body: bytes) -> object:
     refuse."""
     data = json.loads(body)
     return ChatCompletion.construct(**data) if isinstance(data, dict) else data
-
-
-def _kind(exc: Exception) -> ErrorKind:
-    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
-    return failure_kind(exc, status, context_too_long=getattr(exc, "code", None) == "context_length_exceeded")

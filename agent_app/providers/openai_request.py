@@ -20,7 +20,6 @@ from openai.types.chat import (
 )
 from pydantic_core import to_json
 
-from agent_app.message_memo import MessageMemo
 from agent_app.providers.base import ProviderError
 from agent_app.types import ChatMessage, ToolResult, ToolSchema
 
@@ -119,13 +118,9 @@ def _message_to_openai(message: ChatMessage) -> ChatCompletionMessageParam:
     assert_never(role)
 
 
-_wire_message = MessageMemo(_message_to_openai)
-"""Each message converted once (a tool result's JSON is most of a request's history); the SDK only reads them."""
-
-
 def messages_to_openai(system_prompt: str, messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
     """Our history as chat messages: the system prompt first, assistant turns with ``tool_calls``, tool
     results as ``tool`` messages carrying ``tool_call_id``."""
     wire: list[ChatCompletionMessageParam] = [{"role": "system", "content": system_prompt}] if system_prompt else []
-    wire.extend(_wire_message(message) for message in messages)
+    wire.extend(map(_message_to_openai, messages))
     return wire

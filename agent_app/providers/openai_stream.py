@@ -92,6 +92,8 @@ class CompletionAssembler:
         self._legacy: _CallSlot | None = None
         self.finish_reason: str | None = None
         self._usage: CompletionUsage | None = None
+        self.whole: object | None = None
+        """The completion of a server that answered the stream request whole (no chunks then)."""
 
     def add(self, chunk: ChatCompletionChunk) -> str:
         """Take one chunk; returns its answer text (empty when it has none)."""

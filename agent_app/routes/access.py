@@ -11,7 +11,6 @@ clients too, unless the operator sets ``AGENT_ALLOW_REMOTE_PAGE`` (:func:`page_r
 
 from __future__ import annotations
 
-import functools
 import hmac
 import ipaddress
 import socket
@@ -27,12 +26,9 @@ PROXY_HEADER_ENDINGS = ("-ip", "clientip")
 saw: no client of ours sends one."""
 
 
-@functools.lru_cache(maxsize=1024)
 def is_loopback(host: str | None) -> bool:
     """Whether ``host`` is a loopback address (``127.0.0.0/8``, ``::1``, and ``::ffff:127.0.0.1``, which is
-    how a dual-stack socket reports an IPv4 loopback client); names and ``None`` are not. Kept per text: every
-    request asks it twice (its client and its ``Host``), and parsing an address costs more than the rest of
-    the check."""
+    how a dual-stack socket reports an IPv4 loopback client); names and ``None`` are not."""
     if not host:
         return False
     try:
