@@ -2,10 +2,9 @@
 against, and what they share with ours: the tool, the fake model's replies, the system prompt, the timeout.
 
 Each loop does the least any streaming agent must do: it gathers the streamed text and tool calls, appends
-the model's turn and the tool result itself, and sends the history again. Three ways per SDK: its sync client;
-its async client on an event loop of the calling thread (what ours drives); and ("body") the async client given
-the request's body fields as the API's JSON in ``extra_body``, past the SDK's per-request transform or
-conversion, as our adapters send them.
+the model's turn and the tool result itself, and sends the history again, through the SDK's typed call as its
+documentation shows, streamed. Two ways per SDK: its sync client, and its async client on an event loop of the
+calling thread (what ours drives).
 """
 
 from __future__ import annotations
@@ -109,26 +108,11 @@ def openai_sync_fetch(client: openai.OpenAI) -> OpenAIFetch:
     return fetch
 
 
-def openai_async_fetch(
-    client: openai.AsyncOpenAI, loop: asyncio.AbstractEventLoop, untransformed: bool = False
-) -> OpenAIFetch:
-    """``untransformed``: the history and tools go in ``extra_body``, past the SDK's request transform, as
-    our adapter sends them (the same bytes)."""
-
+def openai_async_fetch(client: openai.AsyncOpenAI, loop: asyncio.AbstractEventLoop) -> OpenAIFetch:
     async def chunks(messages: list[Any]) -> list[ChatCompletionChunk]:
-        if untransformed:
-            stream = await client.chat.completions.create(
-                model="fake-model",
-                messages=[],
-                tools=[],
-                stream=True,
-                stream_options=USAGE,
-                extra_body={"messages": messages, "tools": OPENAI_TOOLS},
-            )
-        else:
-            stream = await client.chat.completions.create(
-                model="fake-model", messages=messages, tools=OPENAI_TOOLS, stream=True, stream_options=USAGE
-            )
+        stream = await client.chat.completions.create(
+            model="fake-model", messages=messages, tools=OPENAI_TOOLS, stream=True, stream_options=USAGE
+        )
         return [chunk async for chunk in stream]
 
     return lambda messages: loop.run_until_complete(chunks(messages))
@@ -182,60 +166,6 @@ def gemini_async_fetch(client: genai.Client, loop: asyncio.AbstractEventLoop) ->
         return [part async for response in stream for part in response.candidates[0].content.parts or []]  # type: ignore[index, union-attr]
 
     return lambda contents, config: loop.run_until_complete(parts(contents, config))
-
-
-GeminiBodyFetch: TypeAlias = Callable[[dict[str, Any]], list[gt.Part]]
-"""One streamed request's parts, the request's body fields given as the API's JSON."""
-
-
-def gemini_body_fetch(client: genai.Client, loop: asyncio.AbstractEventLoop) -> GeminiBodyFetch:
-    """The async client given the body fields in ``http_options.extra_body`` (a placeholder ``contents``), past
-    google-genai's per-request conversion, as our adapter sends them."""
-
-    async def parts(body: dict[str, Any]) -> list[gt.Part]:
-        config: gt.GenerateContentConfigDict = {
-            "automatic_function_calling": {"disable": True},
-            "http_options": {"extra_body": body},
-        }
-        stream = await client.aio.models.generate_content_stream(model="fake-model", contents=".", config=config)
-        return [part async for response in stream for part in response.candidates[0].content.parts or []]  # type: ignore[index, union-attr]
-
-    return lambda body: loop.run_until_complete(parts(body))
-
-
-GEMINI_FIXED: dict[str, Any] = {
-    "systemInstruction": {"parts": [{"text": SYSTEM_PROMPT}], "role": "user"},
-    "tools": [
-        {
-            "functionDeclarations": [
-                {
-                    "name": "step",
-                    "description": TOOL_DESCRIPTION,
-                    "parameters": {"type": "OBJECT", "properties": {"step": {"type": "INTEGER"}}, "required": ["step"]},
-                }
-            ]
-        }
-    ],
-}
-
-
-def raw_gemini_body_loop(fetch: GeminiBodyFetch, prior: Sequence[dict[str, Any]] = ()) -> None:
-    """The hand loop keeping its history as the API's JSON: each model turn's parts are dumped once, as they come."""
-    contents: list[dict[str, Any]] = [*prior, {"role": "user", "parts": [{"text": "Count."}]}]
-    for _ in range(REQUESTS):
-        parts = fetch({**GEMINI_FIXED, "contents": contents})
-        calls = [part.function_call for part in parts if part.function_call is not None]
-        if not calls:
-            return
-        wire = [part.model_dump(mode="json", by_alias=True, exclude_none=True) for part in parts]
-        contents.append({"role": "model", "parts": wire})
-        outputs = [{"output": step_result(int((call.args or {})["step"]))} for call in calls]
-        responses = [
-            {"functionResponse": {"name": call.name, "response": output}}
-            for call, output in zip(calls, outputs, strict=True)
-        ]
-        contents.append({"role": "user", "parts": responses})
-    raise AssertionError("the loop did not finish")
 
 
 def raw_gemini_loop(fetch: GeminiFetch, prior: Sequence[gt.Content] = ()) -> None:
