@@ -1,6 +1,6 @@
-"""The two ways the orchestrator reaches the chat handler (both :class:`~agent_app.types.ChatClient`):
-in process (the page: typed objects, no bytes, no body limit, errors keep their kind) and over HTTP
-(callers running elsewhere: a POST to ``/api/agent/chat`` whose status tells the error's kind).
+"""The orchestrator's :class:`~agent_app.types.ChatClient` for a server elsewhere: a POST to
+``/api/agent/chat`` whose status tells the error's kind. (In process, the orchestrator sends through
+:class:`~agent_app.chat_handler.ChatHandler` itself.)
 """
 
 from __future__ import annotations
@@ -10,11 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_app.chat_handler import ChatSetup, handle_chat
 from agent_app.errors import ChatError, ErrorKind
-from agent_app.registry import ToolRegistry
-from agent_app.settings import Settings
-from agent_app.types import CancelSignal, ChatRequest, ChatResponse
+from agent_app.types import Cancellation, ChatRequest, ChatResponse, StopRequested
 
 DEFAULT_HTTP_TIMEOUT_SECONDS = 300.0
 
@@ -44,23 +41,6 @@ def _unreadable(status: int) -> ChatError:
     return ChatError(ErrorKind.UNREACHABLE, "The agent API answered with an unreadable response", status=status)
 
 
-class InProcessChatClient:
-    """Calls the route's handler in this process, with the settings of the run it serves.
-
-    ``registry``: the caller's tool registry, whose schemas are offered to the model (the page passes the
-    registry its orchestrator executes with, so the two can never disagree).
-    """
-
-    def __init__(self, registry: ToolRegistry, settings: Settings) -> None:
-        # One adapter, prompt and budget per run (the client lives for one run).
-        self._setup = ChatSetup(settings, registry.to_tool_schemas())
-
-    def send(
-        self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None, cancel: CancelSignal | None = None
-    ) -> ChatResponse:
-        return handle_chat(request, setup=self._setup, on_text=on_text, cancel=cancel)
-
-
 class HttpChatClient:
     """POSTs to a running server's ``/api/agent/chat``; one pooled httpx client per instance."""
 
@@ -69,20 +49,24 @@ class HttpChatClient:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self.url = url
-        # Imported here, not at the top: the page imports this module for InProcessChatClient, and a page
-        # importing httpx while a route request imports the SDK (which imports httpx) can meet it half
-        # initialised ("partially initialized module 'httpx'"), failing that request.
+        # Imported here, not at the top: a page importing httpx while a route request imports the SDK (which
+        # imports httpx) can meet it half initialised ("partially initialized module 'httpx'").
         import httpx
 
         self._httpx = httpx
         self._client = httpx.Client(headers=headers, timeout=timeout)
 
     def send(
-        self, request: ChatRequest, *, on_text: Callable[[str], None] | None = None, cancel: CancelSignal | None = None
+        self,
+        request: ChatRequest,
+        *,
+        on_text: Callable[[str], None] | None = None,
+        cancellation: Cancellation | None = None,
     ) -> ChatResponse:
-        """The route's JSON answer, whole: ``on_text`` gets its text once; ``cancel`` is looked at before sending."""
-        if cancel is not None and cancel.is_set():
-            raise ChatError(ErrorKind.STOPPED, "Stopped before the request was sent")
+        """The route's JSON answer, whole: ``on_text`` gets its text once; ``cancellation`` is looked at before
+        sending (and :class:`StopRequested` raised)."""
+        if cancellation is not None and cancellation.is_set():
+            raise StopRequested
         answer = self._post(request)
         if on_text is not None and answer.content:
             on_text(answer.content)

@@ -1,17 +1,17 @@
 """The chat handler: a :class:`~agent_app.types.ChatRequest` in, a :class:`~agent_app.types.ChatResponse` out,
 or a :class:`~agent_app.errors.ChatError` whose kind says what failed.
 
-The page's in-process client calls it with its own objects; the HTTP route calls it with the request it
-parsed from the body. Both go through :func:`~agent_app.request_validation.check_chat_request` here, so
-they accept the same histories, and bytes exist only at the HTTP edge.
+A run's orchestrator sends its requests through a :class:`ChatHandler` (typed objects, no bytes); the HTTP
+route awaits one with the request it parsed from the body. Both go through
+:func:`~agent_app.request_validation.check_chat_request` here, so they accept the same histories, and
+bytes exist only at the HTTP edge.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from agent_app.context_budget import context_budget
 from agent_app.context_fit import ContextTooLargeError, ContextWindow, FittedHistory
@@ -27,12 +27,16 @@ from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
 from agent_app.prompt import build_system_prompt
 from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
-from agent_app.providers.provider_loop import RequestCancelledError, TextSink, run_streaming
+from agent_app.providers.provider_loop import TextSink, run_streaming
 from agent_app.request_validation import check_chat_request
 from agent_app.settings import Settings
-from agent_app.types import AgentContext, CancelSignal, ChatMessage, ChatRequest, ChatResponse, ToolSchema
+from agent_app.types import AgentContext, Cancellation, ChatMessage, ChatRequest, ChatResponse, ToolSchema
 
 logger = logging.getLogger(__name__)
+
+
+def _discard(delta: str) -> None:
+    """The text sink of a caller that does not show text as it arrives."""
 
 
 def current_tool_schemas(settings: Settings) -> list[ToolSchema]:
@@ -80,15 +84,16 @@ class _Call:
         return self.window.tool_schemas
 
 
-class ChatSetup:
-    """What the requests of one run share, worked out at the first one and kept: the configuration and its
-    adapter, the tools, the model's budget, and the system prompt of the run's
-    workspace context (a run sends the same context object with every request; another object gets its own
-    prompt). The page's client keeps one per run; each of the route's requests makes its own, so both take
-    the same path.
+class ChatHandler:
+    """The chat path, for one run (the page's :class:`~agent_app.types.ChatClient`: :meth:`send`) or one route
+    request (:meth:`answer`, awaited on the server's loop). What a run's requests share is worked out at the
+    first one and kept: the configuration and its adapter, the tools, the model's budget, and the system
+    prompt of the run's workspace context (a run sends the same context object with
+    every request; another object gets its own prompt).
 
     ``settings``: those read where the work started (the run, the route request); ``tool_schemas`` default
-    to the enabled tools'."""
+    to the enabled tools' (a run passes the registry its orchestrator executes with, so the two can never
+    disagree)."""
 
     def __init__(self, settings: Settings, tool_schemas: Sequence[ToolSchema] | None = None) -> None:
         self._settings = settings
@@ -111,8 +116,42 @@ class ChatSetup:
         self._call = call
         return call
 
+    async def answer(self, request: ChatRequest, on_text: TextSink = _discard) -> ChatResponse:
+        """One streamed provider call for ``request``, its history fitted into the model's window (once more,
+        smaller, if the provider still finds it too long), awaited on the caller's loop: no thread is held,
+        and cancelling the task closes the provider's response. ``on_text`` gets the answer's text as it
+        arrives. Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets
+        removed) and raised with the spec's bare text."""
+        call, fitted = _prepare(request, self)
 
-def _prepare(request: ChatRequest, setup: ChatSetup) -> tuple[_Call, FittedHistory]:
+        async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
+            return await call.adapter.stream(
+                messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=on_text
+            )
+
+        try:
+            try:
+                response = await send(fitted.messages)
+            except Exception as exc:
+                if not _refused_as_too_long(exc):
+                    raise
+                fitted = call.window.refit(request.messages, fitted, str(exc))
+                response = await send(fitted.messages)
+        except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
+            raise _failure(call, exc) from None
+        return response.model_copy(update={"context": fitted.report})
+
+    def send(
+        self, request: ChatRequest, *, on_text: TextSink | None = None, cancellation: Cancellation | None = None
+    ) -> ChatResponse:
+        """:meth:`answer` for a thread (a run's worker), on the thread's own event loop
+        (:func:`~agent_app.providers.provider_loop.run_streaming`): once ``cancellation`` is set the
+        provider's response is closed at once and :class:`~agent_app.cancellation.StopRequested` raised, with
+        the text so far; an exception of ``on_text`` (the caller's own) ends the request and propagates."""
+        return run_streaming(lambda sink: self.answer(request, sink), on_text=on_text, cancellation=cancellation)
+
+
+def _prepare(request: ChatRequest, setup: ChatHandler) -> tuple[_Call, FittedHistory]:
     """The whole history checked, then the call and the history fitted into the model's context window
     (:mod:`agent_app.context_fit`)."""
     check_chat_request(request)
@@ -121,9 +160,6 @@ def _prepare(request: ChatRequest, setup: ChatSetup) -> tuple[_Call, FittedHisto
         return call, call.window.fit(request.messages)
     except ContextTooLargeError as exc:
         raise ChatError(ErrorKind.TOO_LARGE_FOR_MODEL, str(exc)) from None
-
-
-STOPPED_TEXT = "Stopped before the answer was complete"
 
 
 def _refused_as_too_long(exc: Exception) -> bool:
@@ -141,50 +177,3 @@ def _failure(call: _Call, exc: Exception) -> ChatError:
         return provider_failure(exc.kind, exc.partial_text)
     logger.error("LLM provider error (provider %s, model %s): %s", provider, model, describe_failure(exc))
     return provider_failure(ErrorKind.PROVIDER_FAILED)
-
-
-async def handle_chat_async(request: ChatRequest, *, setup: ChatSetup, on_text: TextSink | None = None) -> ChatResponse:
-    """One streamed provider call for ``request``, its history fitted into the model's window (once more,
-    smaller, if the provider still finds it too long), awaited on the caller's loop: no thread is held, and
-    cancelling the task closes the provider's response. ``on_text`` gets the answer's text as it arrives.
-    Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets removed) and raised
-    with the spec's bare text. ``setup``: the run's :class:`ChatSetup` (the route: one for this request)."""
-    call, fitted = _prepare(request, setup)
-
-    async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
-        return await call.adapter.achat(
-            messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=on_text
-        )
-
-    try:
-        try:
-            response = await send(fitted.messages)
-        except Exception as exc:
-            if not _refused_as_too_long(exc):
-                raise
-            fitted = call.window.refit(request.messages, fitted, str(exc))
-            response = await send(fitted.messages)
-    except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
-        raise _failure(call, exc) from None
-    return response.model_copy(update={"context": fitted.report})
-
-
-def handle_chat(
-    request: ChatRequest,
-    *,
-    setup: ChatSetup,
-    on_text: TextSink | None = None,
-    cancel: CancelSignal | None = None,
-) -> ChatResponse:
-    """:func:`handle_chat_async` for a thread (the page's client, a run's worker), on the thread's own event
-    loop (:func:`~agent_app.providers.provider_loop.run_streaming`): when ``cancel`` is set the provider's
-    response is closed at once and :class:`ChatError` of kind ``STOPPED`` raised, with the text so far; an
-    exception of ``on_text`` (the caller's own) ends the request and propagates as it is."""
-
-    def start(sink: TextSink) -> Coroutine[Any, Any, ChatResponse]:
-        return handle_chat_async(request, setup=setup, on_text=sink)
-
-    try:
-        return run_streaming(start, on_text=on_text, cancel=cancel)
-    except RequestCancelledError as exc:
-        raise ChatError(ErrorKind.STOPPED, STOPPED_TEXT, partial_text=exc.partial_text) from None

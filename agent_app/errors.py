@@ -49,8 +49,6 @@ class ErrorKind(StrEnum):
     """An HTTP client could not reach the route, or could not read its answer (no HTTP status)."""
     SERVER_ERROR = "server_error"
     """An HTTP client got a 5xx it cannot tell apart (configuration or provider: the wire says only that)."""
-    STOPPED = "stopped"
-    """The caller stopped the request (Stop): the provider's response was closed, nothing failed."""
 
     @property
     def http_status(self) -> int | None:
@@ -70,11 +68,7 @@ _KIND_OF_STATUS: dict[int, ErrorKind] = {
     413: ErrorKind.REQUEST_TOO_LARGE,
 }
 _STATUS: dict[ErrorKind, int] = {
-    **{
-        kind: 502
-        for kind in ErrorKind
-        if kind not in (ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR, ErrorKind.STOPPED)
-    },
+    **{kind: 502 for kind in ErrorKind if kind not in (ErrorKind.UNREACHABLE, ErrorKind.SERVER_ERROR)},
     **{kind: status for status, kind in _KIND_OF_STATUS.items()},
     ErrorKind.TOO_LARGE_FOR_MODEL: 400,
 }

@@ -21,8 +21,8 @@ Bounds (:class:`~agent_app.orchestrator_options.OrchestratorOptions`): ``MAX_ITE
 ``MAX_CALLS_PER_ROUND`` calls run per model turn, ``MAX_RESULT_CHARS`` of JSON per result. There is
 deliberately no per-tool timeout: a Python thread cannot be stopped, so a "timed out" tool would go on
 transcribing in the background while the model is told it failed, and a long video legitimately takes
-minutes; a stuck run is ended by the user's Stop (``should_stop``): the model's stream is closed at once, a
-tool that reports progress stops at its next report, and every open call is answered (see
+minutes; a stuck run is ended by the user's Stop (the options' ``cancellation``): the model's stream is closed
+at once, a tool that reports progress stops at its next report, and every open call is answered (see
 :meth:`Orchestrator._tool_round`).
 """
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.orchestrator_options import OrchestratorOptions
@@ -65,16 +65,6 @@ ITERATION_LIMIT_MESSAGE = "Reached maximum iteration limit"
 """The assistant message appended when the cap stops a run."""
 
 NOT_RUN_STOPPED = "Not run: the user pressed Stop before this call ran"
-
-
-class _StopSignal:
-    """The client's cancel signal: set once the user pressed Stop (the stream is closed at once)."""
-
-    def __init__(self, should_stop: Callable[[], bool]) -> None:
-        self._should_stop = should_stop
-
-    def is_set(self) -> bool:
-        return self._should_stop()
 
 
 class OrchestratorBusyError(RuntimeError):
@@ -143,10 +133,8 @@ class Orchestrator:
             self._partial = ""
             try:
                 response = self._send(ChatRequest(messages=history, context=context))
-            except ChatError as exc:
-                if exc.kind is not ErrorKind.STOPPED:
-                    raise
-                self._partial = self._partial or exc.partial_text  # the stream was closed at Stop
+            except StopRequested as stop:  # the stream was closed at Stop
+                self._partial = self._partial or stop.partial_text
                 return self._end_stopped(history)
             if self._stop_asked():  # an answer that arrives after Stop is not used
                 return self._end_stopped(history)
@@ -169,8 +157,7 @@ class Orchestrator:
         self._set_status("idle")
 
     def _stop_asked(self) -> bool:
-        should_stop = self.options.should_stop
-        return should_stop is not None and should_stop()
+        return self.options.cancellation.is_set()
 
     def _end_stopped(self, history: list[ChatMessage]) -> None:
         """End the run as the user asked: the text streamed so far is kept, marked as stopped."""
@@ -239,7 +226,7 @@ class Orchestrator:
     def _send(self, request: ChatRequest) -> ChatResponse:
         """One round trip; every failure of the client becomes a :class:`ChatError`."""
         try:
-            response = self.client.send(request, on_text=self.text_arrived, cancel=_StopSignal(self._stop_asked))
+            response = self.client.send(request, on_text=self.text_arrived, cancellation=self.options.cancellation)
         except ChatError:
             raise
         except Exception as exc:
@@ -266,7 +253,7 @@ class Orchestrator:
             data_dir=self.options.data_dir,
             settings=self.options.settings,
             report_progress=lambda fraction, message: self._progress(call, fraction, message),
-            should_stop=self._stop_asked,
+            cancellation=self.options.cancellation,
         )
         self._set_status("processing", call.name)
         try:

@@ -8,11 +8,11 @@ short as what every caller must give. The listener is a protocol, so the loop ne
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from agent_app.cancellation import Cancellation
 from agent_app.settings import Settings
 from agent_app.tool_calls import MAX_RESULT_CHARS
 from agent_app.types import ChatMessage, ExecutionState, MediaLibrary, ToolCall
@@ -59,8 +59,8 @@ class OrchestratorOptions:
     settings: Settings = field(default_factory=Settings)
     """The run's settings, handed to every tool (the transcription backend); default: every default."""
     listener: OrchestratorListener | None = None
-    should_stop: Callable[[], bool] | None = None
-    """``True`` once the user pressed Stop: the model's stream is closed and open calls are answered."""
+    cancellation: Cancellation = field(default_factory=Cancellation)
+    """The run's Stop: once set, the model's stream is closed, a running tool told, open calls answered."""
     max_iterations: int = MAX_ITERATIONS
     max_result_chars: int = MAX_RESULT_CHARS
     max_calls_per_round: int = MAX_CALLS_PER_ROUND

@@ -99,7 +99,7 @@ def run_call(ready: ReadyCall, environment: ToolEnvironment, max_result_chars: i
         error = STOPPED_TOOL_ERROR
     except Exception as exc:
         logger.info("Tool %s failed", call.name, exc_info=True)
-        error = STOPPED_TOOL_ERROR if environment.should_stop() else describe_exception(exc)
+        error = STOPPED_TOOL_ERROR if environment.cancellation.is_set() else describe_exception(exc)
     duration_ms = round((time.perf_counter() - started) * 1000)
     return ToolResult(tool_call_id=call.id, name=call.name, result=result, error=error, duration_ms=duration_ms)
 

@@ -18,6 +18,8 @@ from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, runtime_
 
 from pydantic import ConfigDict, Field
 
+from agent_app.cancellation import Cancellation as Cancellation  # noqa: PLC0414 - re-exported for tools
+from agent_app.cancellation import StopRequested as StopRequested  # noqa: PLC0414 - re-exported for tools
 from agent_app.settings import Settings
 from agent_app.tool_args import ParameterType as ParameterType  # noqa: PLC0414 - re-exported shared type
 from agent_app.tool_args import ToolArgs, argument_specs
@@ -230,16 +232,6 @@ def _ignore_progress(fraction: float, message: str) -> None:
     """Default progress sink for callers that do not display progress."""
 
 
-def _never_stop() -> bool:
-    return False
-
-
-class StopRequested(BaseException):
-    """The user pressed Stop: raised inside a running tool by its ``report_progress`` (so a tool that
-    reports progress stops at its next report without doing anything else). A ``BaseException``, like
-    ``asyncio.CancelledError``, so a tool's ``except Exception`` cannot turn it into an ordinary failure."""
-
-
 @dataclass(frozen=True)
 class ToolEnvironment:
     """Everything a tool may use besides its arguments, handed to ``execute`` by the orchestrator.
@@ -254,8 +246,9 @@ class ToolEnvironment:
     settings: Settings = field(default_factory=Settings)
     """The settings of the run or page session the tool works for (default: every setting at its default)."""
     report_progress: ProgressCallback = field(default=_ignore_progress)
-    should_stop: Callable[[], bool] = field(default=_never_stop)
-    """``True`` once the user pressed Stop: a tool that waits or loops without reporting progress checks it."""
+    cancellation: Cancellation = field(default_factory=Cancellation)
+    """The run's Stop: ``report_progress`` raises :class:`StopRequested` once it is set; a tool that waits or
+    loops without reporting progress looks at it (``is_set``, ``wait``, ``check``)."""
 
 
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)
@@ -290,17 +283,11 @@ class ChatClient(Protocol):
         request: ChatRequest,
         *,
         on_text: Callable[[str], None] | None = None,
-        cancel: CancelSignal | None = None,
+        cancellation: Cancellation | None = None,
     ) -> ChatResponse:
         """Send one request; raise :class:`~agent_app.errors.ChatError` on any API or network failure.
 
-        ``on_text`` gets each piece of the answer's text as it arrives; once ``cancel`` is set the request
-        is abandoned at once (the provider's response closed) and a ``ChatError`` of kind ``stopped`` raised
-        with the text so far as its ``partial_text``."""
+        ``on_text`` gets each piece of the answer's text as it arrives; once ``cancellation`` is set the
+        request is abandoned at once (the provider's response closed) and :class:`StopRequested` raised with the
+        text so far as its ``partial_text``."""
         ...
-
-
-class CancelSignal(Protocol):
-    """What stops a request: a :class:`threading.Event` (set by Stop), or anything with ``is_set``."""
-
-    def is_set(self) -> bool: ...

@@ -1,11 +1,12 @@
-"""A transcription engine's work, run so that Stop is answered within a fraction of a second.
+"""A transcription engine's work, run so that Stop is answered at once, not at the end of a chunk.
 
 Engines work chunk by chunk inside calls nothing can interrupt (a native model call, an HTTP upload):
 checking for Stop between chunks alone would answer it only once the chunk in hand is done, seconds
-later. So the work runs in a worker thread while the caller's thread waits in short steps, passes the
-worker's progress on (in the caller's thread, where a page's progress bar or a run's recorder lives) and
-raises :class:`~agent_app.types.StopRequested` as soon as ``should_stop()`` says so. The worker is told
-too and ends at its next chunk boundary, so at most the chunk in hand is finished in the background.
+later. So the work runs in a worker thread while the caller's thread waits for what comes first: the
+worker's progress (passed on in the caller's thread, where a page's progress bar or a run's recorder
+lives), its end, or the run's :class:`~agent_app.cancellation.Cancellation` being set, which raises
+:class:`~agent_app.cancellation.StopRequested`. The worker is told too and ends at its next chunk
+boundary, so at most the chunk in hand is finished in the background.
 """
 
 from __future__ import annotations
@@ -16,22 +17,23 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TypeVar
 
-from agent_app.types import StopRequested
+from agent_app.cancellation import Cancellation, StopRequested
 
 T = TypeVar("T")
 
-POLL_SECONDS = 0.05
-"""How often the waiting thread looks at ``should_stop`` and the worker's progress."""
+_FINISHED = -1.0
+"""Put on the queue when the work ended (its outcome is in the future)."""
+_STOPPED = -2.0
+"""Put on the queue when the cancellation was set."""
 
 
 def run_stoppable(
-    work: Callable[[Callable[[float], None]], T],
-    on_progress: Callable[[float], None],
-    should_stop: Callable[[], bool],
+    work: Callable[[Callable[[float], None]], T], on_progress: Callable[[float], None], cancellation: Cancellation
 ) -> T:
-    """``work(progress)``'s result, computed in a worker thread; :class:`StopRequested` within
-    :data:`POLL_SECONDS` of ``should_stop()`` turning true. Whatever ends the wait (Stop, ``on_progress``
-    raising), the worker's next ``progress`` call raises ``StopRequested`` so it stops there."""
+    """``work(progress)``'s result, computed in a worker thread; :class:`StopRequested` as soon as
+    ``cancellation`` is set. Whatever ends the wait (Stop, ``on_progress`` raising), the worker's next
+    ``progress`` call raises ``StopRequested`` so it stops there."""
+    cancellation.check()
     abandoned = threading.Event()
     reports: queue.SimpleQueue[float] = queue.SimpleQueue()
     outcome: Future[T] = Future()
@@ -46,25 +48,19 @@ def run_stoppable(
             outcome.set_result(work(progress))
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which raises it
             outcome.set_exception(exc)
+        finally:
+            reports.put(_FINISHED)
 
+    forget = cancellation.on_set(lambda: reports.put(_STOPPED))
     threading.Thread(target=run, name="transcription-worker", daemon=True).start()
     try:
         while True:
-            done = outcome.done() or _wait(outcome)
-            while not reports.empty():
-                on_progress(reports.get())
-            if done:
+            report = reports.get()
+            if report == _FINISHED:
                 return outcome.result()
-            if should_stop():
+            if report == _STOPPED:
                 raise StopRequested
+            on_progress(report)
     finally:
+        forget()
         abandoned.set()
-
-
-def _wait(outcome: Future[T]) -> bool:
-    """Whether ``outcome`` finished within one poll interval."""
-    try:
-        outcome.exception(timeout=POLL_SECONDS)
-    except TimeoutError:
-        return False
-    return True

@@ -57,8 +57,8 @@ def transcribe_asset(
 ) -> tuple[Transcript, bool]:
     """The transcript of ``asset`` (the whole of it unless ``request`` says otherwise) and whether it came
     from the cache. Uses ``env``'s media library, data directory (the cache; none: no cache), settings (the
-    backend, unless ``backend`` is given), progress sink and ``should_stop`` (answered with
-    :class:`~agent_app.types.StopRequested` within a fraction of a second)."""
+    backend, unless ``backend`` is given), progress sink and ``cancellation`` (answered with
+    :class:`~agent_app.types.StopRequested` at once)."""
     request = request or TranscriptionRequest()
     path = env.media.media_path(asset.id) if env.media is not None else None
     if path is None or not path.is_file():
@@ -105,7 +105,7 @@ def _transcribe(
         result = run_stoppable(
             lambda progress: engine.transcribe(audio, request.language, progress),
             _scaled(env.report_progress, _HASH_SHARE, 0.99, message),
-            env.should_stop,
+            env.cancellation,
         )
     except (MediaError, BackendUnavailableError, BackendRequestError) as exc:
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc

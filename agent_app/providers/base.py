@@ -11,13 +11,12 @@ the caller (the route answers a fixed text, the page words the kind).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from agent_app import log_redaction
 from agent_app.errors import ErrorKind
-from agent_app.providers.provider_loop import StreamStart, TextSink, run_streaming
-from agent_app.types import CancelSignal, ChatMessage, ChatResponse, ToolSchema
+from agent_app.providers.provider_loop import TextSink
+from agent_app.types import ChatMessage, ChatResponse, ToolSchema
 
 
 class ProviderError(Exception):
@@ -32,19 +31,14 @@ class ProviderError(Exception):
         """The answer's text that had streamed in before the failure (never an answer by itself)."""
 
 
-def _discard(delta: str) -> None:
-    """The text sink of a caller that does not show text as it arrives."""
-
-
 class ProviderAdapter(ABC):
     """A provider behind our types. Instances are cached per configuration and shared between threads,
     so a request keeps no per-call state on ``self``.
 
     An adapter implements one coroutine, :meth:`stream`, which always streams, on its SDK's async client
-    (one per event loop: an async client's connections belong to the loop that opened them). :meth:`chat` is
-    the blocking entry for threads, which runs it on the calling thread's own loop
-    (:mod:`agent_app.providers.provider_loop`); :meth:`achat` awaits it on the caller's running loop (the
-    HTTP route's).
+    (one per event loop: an async client's connections belong to the loop that opened them). The chat
+    handler awaits it on the route's loop, or on a run's thread's own loop
+    (:mod:`agent_app.providers.provider_loop`), where Stop cancels it.
     """
 
     name: str
@@ -63,41 +57,6 @@ class ProviderAdapter(ABC):
         failure. ``tool_calls`` of the answer is ``None`` (not ``[]``) when the model asked for no tool;
         ``provider_metadata`` is what the adapter needs back on the next request (the orchestrator stores it
         on the assistant message); ``usage`` is the provider's token count, when it sent one."""
-
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        system_prompt: str = "",
-        tool_schemas: Sequence[ToolSchema] = (),
-        on_text: TextSink | None = None,
-        cancel: CancelSignal | None = None,
-    ) -> ChatResponse:
-        """:meth:`stream` from a thread, on the thread's own event loop: ``on_text`` is called as text
-        arrives; when ``cancel`` is set the provider's response is closed at once and
-        :class:`~agent_app.providers.provider_loop.RequestCancelledError` raised."""
-        return run_streaming(self._start(messages, system_prompt, tool_schemas), on_text=on_text, cancel=cancel)
-
-    async def achat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        system_prompt: str = "",
-        tool_schemas: Sequence[ToolSchema] = (),
-        on_text: TextSink | None = None,
-    ) -> ChatResponse:
-        """:meth:`stream` on the caller's event loop: cancelling the awaiting task closes the provider's
-        response."""
-        sink = on_text if on_text is not None else _discard
-        return await self.stream(messages, system_prompt=system_prompt, tool_schemas=tool_schemas, on_text=sink)
-
-    def _start(
-        self, messages: Sequence[ChatMessage], system_prompt: str, tool_schemas: Sequence[ToolSchema]
-    ) -> StreamStart[ChatResponse]:
-        def start(sink: TextSink) -> Coroutine[Any, Any, ChatResponse]:
-            return self.stream(messages, system_prompt=system_prompt, tool_schemas=tool_schemas, on_text=sink)
-
-        return start
 
 
 def _is_timeout(exc: BaseException) -> bool:

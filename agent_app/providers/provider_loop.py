@@ -7,11 +7,11 @@ there, on a loop the thread keeps for its life: text deltas reach ``on_text`` di
 the SDK client the adapter keeps per loop, with its open connections, serves the thread's next requests.
 (It used to be one shared loop thread, which saved no thread but cost about 0.1 ms of CPU per model
 request in thread hand-offs, more on a busy machine's wall clock: ``bench/bench_provider_loop.py``.)
-A caller that has a loop of its own awaits the adapter's ``achat`` on it instead; :func:`run_streaming`
-refuses to nest inside a running loop.
+A caller that has a loop of its own (the HTTP route) awaits the coroutine on it instead;
+:func:`run_streaming` refuses to nest inside a running loop.
 
-Stop: a timer on the same loop looks at the caller's cancel signal every :data:`CANCEL_POLL_SECONDS` and
-cancels the request, which closes the provider's HTTP response (not read to the end).
+Stop: the run's :class:`~agent_app.cancellation.Cancellation`, set from any thread, cancels the request's
+task on this loop at once, which closes the provider's HTTP response (not read to the end).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeAlias, TypeVar
 
-from agent_app.types import CancelSignal
+from agent_app.cancellation import Cancellation, StopRequested
 
 T = TypeVar("T")
 
@@ -31,17 +31,6 @@ TextSink: TypeAlias = Callable[[str], None]
 
 StreamStart: TypeAlias = Callable[[TextSink], Coroutine[Any, Any, T]]
 """Starts the streamed request, given where its text deltas go."""
-
-CANCEL_POLL_SECONDS = 0.02
-"""How often a running request looks at its cancel signal: the longest a Stop waits to take effect."""
-
-
-class RequestCancelledError(Exception):
-    """The caller's cancel signal stopped the request; ``partial_text`` is what had arrived by then."""
-
-    def __init__(self, partial_text: str = "") -> None:
-        super().__init__("the request was cancelled")
-        self.partial_text = partial_text
 
 
 class _ThreadLoop:
@@ -99,26 +88,6 @@ def _close_at_exit() -> None:
     close_thread_loop()
 
 
-class _CancelWatch:
-    """Cancels ``task`` once ``cancel`` is set, looking at it every :data:`CANCEL_POLL_SECONDS` (the caller
-    looked before starting it)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], cancel: CancelSignal) -> None:
-        self._loop = loop
-        self._task = task
-        self._cancel = cancel
-        self._timer: asyncio.Handle = loop.call_later(CANCEL_POLL_SECONDS, self._check)
-
-    def _check(self) -> None:
-        if self._cancel.is_set():
-            self._task.cancel()
-        else:
-            self._timer = self._loop.call_later(CANCEL_POLL_SECONDS, self._check)
-
-    def stop(self) -> None:
-        self._timer.cancel()
-
-
 class _Reader:
     """The sink a request writes its deltas to: keeps the text so far and hands each delta to ``on_text``; a
     failing ``on_text`` is kept (never raised into the SDK's code) and cancels the request."""
@@ -142,32 +111,34 @@ class _Reader:
                     self.task.cancel()
 
 
-def run_streaming(start: StreamStart[T], *, on_text: TextSink | None = None, cancel: CancelSignal | None = None) -> T:
+def run_streaming(
+    start: StreamStart[T], *, on_text: TextSink | None = None, cancellation: Cancellation | None = None
+) -> T:
     """Run ``start`` on this thread's loop and return its answer, calling ``on_text`` with each delta as it
-    arrives. When ``cancel`` is set the request is cancelled (its response closed) and
-    :class:`RequestCancelledError` is raised with the text received so far; an exception of ``on_text`` also
-    cancels the request, then propagates. Not for a thread already running an event loop (await the
-    coroutine there)."""
+    arrives. When ``cancellation`` is set the request is cancelled at once (its response closed) and
+    :class:`~agent_app.cancellation.StopRequested` raised with the text received so far; an exception of
+    ``on_text`` also cancels the request, then propagates. Not for a thread already running an event loop
+    (await the coroutine there)."""
     if asyncio._get_running_loop() is not None:
-        raise RuntimeError("run_streaming blocks its thread: on an event loop, await the adapter's achat instead")
-    if cancel is not None and cancel.is_set():
-        raise RequestCancelledError()
+        raise RuntimeError("run_streaming blocks its thread: on an event loop, await the coroutine instead")
+    if cancellation is not None:
+        cancellation.check()
     loop = _thread_loop()
     reader = _Reader(on_text)
     task = loop.create_task(start(reader))
     reader.task = task
-    watch = _CancelWatch(loop, task, cancel) if cancel is not None else None
+    forget = cancellation.cancel_on_set(task) if cancellation is not None else None
     try:
         return loop.run_until_complete(task)
     except BaseException as exc:
         if reader.failure is not None:  # whatever the request became after on_text failed
             raise reader.failure from None
-        if isinstance(exc, asyncio.CancelledError) and cancel is not None and cancel.is_set():
-            raise RequestCancelledError("".join(reader.received)) from None
+        if isinstance(exc, asyncio.CancelledError) and cancellation is not None and cancellation.is_set():
+            raise StopRequested("".join(reader.received)) from None
         raise
     finally:
-        if watch is not None:
-            watch.stop()
+        if forget is not None:
+            forget()
         if not task.done():  # the wait itself was interrupted (KeyboardInterrupt): end the request too
             task.cancel()
             loop.run_until_complete(asyncio.wait([task]))

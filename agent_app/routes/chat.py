@@ -1,7 +1,8 @@
-"""``POST /api/agent/chat``: the HTTP edge of :func:`~agent_app.chat_handler.handle_chat`.
+"""``POST /api/agent/chat``: the HTTP edge of :class:`~agent_app.chat_handler.ChatHandler`.
 
 Here, and only here, a request is bytes: access check, bounded body read, JSON parsing; then the same
-typed handler the page calls, and its :class:`~agent_app.errors.ChatError` kind turned into a status.
+typed handler a run's orchestrator sends through, and its :class:`~agent_app.errors.ChatError` kind turned
+into a status.
 The route never answers 500:
 
 =====  ==========================================================================================
@@ -35,7 +36,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_app.chat_handler import ChatSetup, handle_chat, handle_chat_async
+from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.providers.base import describe_failure
 from agent_app.request_validation import parse_chat_request
@@ -82,21 +83,6 @@ def _parse_body(body: bytes, settings: Settings) -> ChatRequest:
     if len(body) > limit:
         raise _too_large(limit)
     return parse_chat_request(body)
-
-
-def handle_chat_body(body: bytes) -> ApiResult:
-    """The route's answer to a request body already read, from a thread (tests, scripts): size limit,
-    parsing, then the typed handler. Like :func:`chat_endpoint`, a request's start: the settings are read
-    here, once."""
-    try:
-        settings = load_settings()
-        response = handle_chat(_parse_body(body, settings), setup=ChatSetup(settings))
-    except ChatError as exc:
-        return ApiResult.of_error(exc)
-    except Exception as exc:  # noqa: BLE001 - the route's contract: a JSON status, never a 500
-        logger.error("agent route failed: %s", describe_failure(exc))
-        return ApiResult.of_error(provider_failure(ErrorKind.PROVIDER_FAILED))
-    return ApiResult(200, response.to_wire())
 
 
 def _response(result: ApiResult) -> JSONResponse:
@@ -175,7 +161,7 @@ async def chat_endpoint(request: Request) -> Response:
         if wants_event_stream(request.headers):
             return await event_stream(chat_request, settings, _error_response, SLOTS.release)
         try:
-            answer = await handle_chat_async(chat_request, setup=ChatSetup(settings))
+            answer = await ChatHandler(settings).answer(chat_request)
         finally:
             SLOTS.release()
         return _response(ApiResult(200, answer.to_wire()))

@@ -1,7 +1,7 @@
 """``POST /api/agent/chat`` as Server-Sent Events, for a client that sends ``Accept: text/event-stream``.
 
-Why: a caller elsewhere shows the answer as it is written, like the page does. The events (each ``data`` is
-one line of camelCase JSON):
+Why: a caller elsewhere shows the answer as it is written, like the page does. The events are the run
+events of :mod:`agent_app.runs.events` (each ``data`` is one line of camelCase JSON):
 
 ==========  ===========================================================================================
 ``text``      ``{"delta": "..."}``: the next piece of the answer's text, as the provider streamed it
@@ -22,17 +22,16 @@ once (:class:`EventStreamResponse`).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from agent_app.chat_handler import ChatSetup, handle_chat_async
+from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ChatError
+from agent_app.runs.events import EndEvent, RunEventBase, TextEvent, ToolCallEvent, UsageEvent
 from agent_app.settings import Settings
-from agent_app.types import ChatRequest, ChatResponse, WireModel
+from agent_app.types import ChatRequest, ChatResponse
 
 EVENT_STREAM = "text/event-stream"
 
@@ -42,27 +41,13 @@ def wants_event_stream(headers: Mapping[str, str]) -> bool:
     return EVENT_STREAM in headers.get("accept", "").lower()
 
 
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""One encoder for every event (``json.dumps`` with options builds a new one per call)."""
-
-
-def sse_event(name: str, data: Any) -> bytes:
-    """One event: its name and its data as a single line of JSON."""
-    return f"event: {name}\ndata: {_JSON.encode(data)}\n\n".encode()
-
-
-def wire_event(name: str, model: WireModel) -> bytes:
-    """One event whose data is ``model``'s wire form (:meth:`~agent_app.types.WireModel.to_wire`), serialized
-    by pydantic in one step (the ``done`` event carries the whole answer)."""
-    return f"event: {name}\ndata: {model.model_dump_json(by_alias=True, exclude_none=True)}\n\n".encode()
-
-
 def answer_events(answer: ChatResponse) -> list[bytes]:
     """The events that close a successful stream: each tool call, the usage, then ``done``."""
-    events = [wire_event("toolCall", call) for call in answer.tool_calls or []]
+    events: list[RunEventBase] = [ToolCallEvent.of(call) for call in answer.tool_calls or []]
     if answer.usage is not None:
-        events.append(wire_event("usage", answer.usage))
-    return [*events, wire_event("done", answer)]
+        events.append(UsageEvent.of(answer.usage))
+    events.append(EndEvent(state="answered", answer=answer))
+    return [event.sse() for event in events]
 
 
 async def event_stream(
@@ -74,7 +59,7 @@ async def event_stream(
     """Answer ``request`` as events, or with ``on_error``'s response when it fails before any text.
     ``release`` is called once the provider request is over, however it ends."""
     deltas: asyncio.Queue[str | None] = asyncio.Queue()
-    task = asyncio.create_task(handle_chat_async(request, setup=ChatSetup(settings), on_text=deltas.put_nowait))
+    task = asyncio.create_task(ChatHandler(settings).answer(request, deltas.put_nowait))
 
     def finished(_: asyncio.Task[ChatResponse]) -> None:
         release()
@@ -117,7 +102,7 @@ class EventStreamResponse(Response):
             delta = self._first
             while delta is not None:
                 texts, ended = _ready(self._deltas, delta)
-                chunk = b"".join([sse_event("text", {"delta": text}) for text in texts])
+                chunk = b"".join([TextEvent(delta=text).sse() for text in texts])
                 if ended:
                     break
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -157,4 +142,4 @@ def _closing_events(task: asyncio.Task[ChatResponse]) -> list[bytes]:
     try:
         return answer_events(task.result())
     except ChatError as exc:
-        return [sse_event("error", {**exc.wire_body(), "kind": exc.kind.value})]
+        return [EndEvent(state="error", error=exc.message, error_kind=exc.kind).sse()]

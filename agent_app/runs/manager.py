@@ -5,7 +5,8 @@ in this process. Nothing that uses the interface assumes the run is in the same 
 Stop request and its events are all in the :class:`~agent_app.runs.store.RunStore`, so a job queue
 on a shared database (a PostgreSQL or Redis job library) can take the executor's place without the
 page or the orchestrator changing. In-process extras are only shortcuts: Stop also sets the run's
-event at once (storage is polled by the heartbeat for Stops written by other processes).
+:class:`~agent_app.cancellation.Cancellation` at once (the heartbeat sets it for Stops other processes
+wrote to storage; a job queue's abort would set the same object).
 
 Liveness is a lease: while a run is queued or running, its process pushes ``lease_until`` forward
 every :data:`HEARTBEAT_SECONDS`. A process that stops or is killed stops renewing; once the lease
@@ -21,11 +22,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
+from agent_app.cancellation import Cancellation
 from agent_app.errors import ErrorKind
+from agent_app.runs.events import EndEvent, RunEvent, RunEventData
 from agent_app.runs.executor import BoundedExecutor
-from agent_app.runs.models import EventKind, Run, RunEvent, RunState
+from agent_app.runs.models import Run, RunState
 from agent_app.runs.recovery import closing_messages, settled_state
 from agent_app.storage.base import Storage
 from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
@@ -53,22 +56,19 @@ class RunEnd:
 
 
 class RunControl:
-    """What a running job may do with its run: record events and ask whether Stop was pressed."""
+    """What a running job may do with its run: record events, and its Stop (``cancellation``)."""
 
-    def __init__(self, run: Run, manager: ThreadRunManager, stop: threading.Event) -> None:
+    def __init__(self, run: Run, manager: ThreadRunManager, cancellation: Cancellation) -> None:
         self.run = run
+        self.cancellation = cancellation
         self._manager = manager
-        self._stop = stop
 
-    def should_stop(self) -> bool:
-        return self._stop.is_set()
-
-    def emit(self, kind: EventKind, data: dict[str, Any]) -> None:
+    def emit(self, event: RunEventData) -> None:
         """Record an event; a failed write (a busy database) is logged and the run goes on."""
         try:
-            self._manager.store.append_event(self.run.id, kind, data)
+            self._manager.store.append_event(self.run.id, event)
         except Exception:
-            logger.warning("Run %s: could not record a %s event", self.run.id, kind, exc_info=True)
+            logger.warning("Run %s: could not record a %s event", self.run.id, event.kind, exc_info=True)
 
 
 RunJob = Callable[[Run, RunControl], RunEnd]
@@ -126,7 +126,7 @@ class ThreadRunManager:
         self._executor = BoundedExecutor(max_workers)
         self._lease_ms = lease_ms
         self._heartbeat_seconds = heartbeat_seconds
-        self._stops: dict[str, threading.Event] = {}
+        self._stops: dict[str, Cancellation] = {}
         self._kept: dict[str, list[ChatMessage]] = {}
         self._unrecorded: dict[str, tuple[Run, RunEnd]] = {}
         """Runs of this process that ended while storage could not record it: readers here see them as
@@ -168,7 +168,7 @@ class ThreadRunManager:
             lease_until=now_ms() + self._lease_ms,
             replace_from=replace_from,
         )
-        stop = threading.Event()
+        stop = Cancellation()
         with self._guard:
             written = {m.id for m in kept}
             left = [m for m in self._kept.pop(conversation_id, []) if m.id not in written]
@@ -182,9 +182,9 @@ class ThreadRunManager:
     def stop(self, run_id: str) -> bool:
         asked = self.store.request_stop(run_id)
         with self._guard:
-            event = self._stops.get(run_id)
-        if event is not None:
-            event.set()
+            cancellation = self._stops.get(run_id)
+        if cancellation is not None:
+            cancellation.set()
         return asked
 
     def get(self, run_id: str) -> Run | None:
@@ -235,7 +235,7 @@ class ThreadRunManager:
         self._executor.close()
 
     # --- executing ----------------------------------------------------------------------------
-    def _execute(self, run: Run, stop: threading.Event) -> None:
+    def _execute(self, run: Run, stop: Cancellation) -> None:
         try:
             if stop.is_set() or not self.store.mark_running(run.id):
                 self._finish(run, RunEnd("stopped"))
@@ -269,12 +269,7 @@ class ThreadRunManager:
 
     def _record_end(self, run: Run, end: RunEnd) -> None:
         if self.store.finish_run(run.id, end.state, end.error, end.error_kind):
-            data: dict[str, Any] = {"state": end.state}
-            if end.error is not None:
-                data["error"] = end.error
-            if end.error_kind is not None:
-                data["errorKind"] = str(end.error_kind)
-            self.store.append_event(run.id, "end", data)
+            self.store.append_event(run.id, EndEvent(state=end.state, error=end.error, error_kind=end.error_kind))
 
     # --- heartbeat ----------------------------------------------------------------------------
     def _ensure_heartbeat(self) -> None:
@@ -293,9 +288,9 @@ class ThreadRunManager:
                 self.store.renew_leases(self.owner, now_ms() + self._lease_ms)
                 for run_id in self.store.stop_requested(self.owner):
                     with self._guard:
-                        event = self._stops.get(run_id)
-                    if event is not None:
-                        event.set()
+                        cancellation = self._stops.get(run_id)
+                    if cancellation is not None:
+                        cancellation.set()
             except Exception:
                 logger.warning("Could not renew the runs' leases", exc_info=True)
             finally:

@@ -3,14 +3,12 @@
 A run is a row in storage, not an object in a thread, so any session (another tab, another server
 process later) reads it the same way: its state, whether Stop was asked, its lease (a live owner
 keeps pushing ``lease_until`` forward; a run whose lease ran out has no owner any more and is
-interrupted), and the numbered events its orchestrator wrote as it went.
+interrupted), and the numbered events its orchestrator wrote as it went (:mod:`agent_app.runs.events`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
-
-from pydantic import Field
+from typing import Literal, TypeAlias
 
 from agent_app.errors import ErrorKind
 from agent_app.types import AgentContext, WireModel
@@ -20,17 +18,6 @@ RunState: TypeAlias = Literal["queued", "running", "answered", "error", "stopped
 
 ACTIVE_STATES: tuple[RunState, ...] = ("queued", "running")
 """States of a run that is not over; storage allows one such run per conversation."""
-
-EventKind: TypeAlias = Literal["status", "message", "tool_progress", "text", "usage", "end"]
-"""What a run event says:
-
-* ``status`` — ``{status, activeTool}``: the agent store's status changed.
-* ``message`` — ``{id, role}``: a message was appended (its body is in the conversation).
-* ``tool_progress`` — ``{toolCallId, name, fraction, message}``: the running tool reported progress.
-* ``text`` — ``{delta}``: streamed answer text (what is shown until the finished message replaces it).
-* ``usage`` — ``{inputTokens, outputTokens}``: tokens of one model request.
-* ``end`` — ``{state, error?, errorKind?}``: how the run ended.
-"""
 
 
 class Run(WireModel):
@@ -51,16 +38,6 @@ class Run(WireModel):
     @property
     def active(self) -> bool:
         return self.state in ACTIVE_STATES
-
-
-class RunEvent(WireModel):
-    """One thing that happened in a run, numbered from 1 in the order it happened."""
-
-    run_id: str
-    seq: int
-    kind: EventKind
-    data: dict[str, Any] = Field(default_factory=dict)
-    created_at: int
 
 
 class RunBusyError(RuntimeError):

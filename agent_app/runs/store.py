@@ -10,10 +10,11 @@ that same transaction, so nothing is deleted while a run is live, whatever a tab
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from agent_app.errors import ErrorKind
-from agent_app.runs.models import EventKind, Run, RunEvent, RunState
+from agent_app.runs.events import RunEvent, RunEventData
+from agent_app.runs.models import Run, RunState
 from agent_app.types import AgentContext, ChatMessage
 
 
@@ -52,7 +53,7 @@ class RunStore(Protocol):
         """``queued`` → ``running``; ``False`` when the run is no longer queued (stopped, interrupted)."""
         ...
 
-    def append_event(self, run_id: str, kind: EventKind, data: dict[str, Any]) -> int:
+    def append_event(self, run_id: str, event: RunEventData) -> int:
         """Record an event; its sequence number."""
         ...
 

@@ -14,6 +14,15 @@ from dataclasses import dataclass
 from agent_app.orchestrator import Orchestrator
 from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.registry import ToolRegistry
+from agent_app.runs.events import (
+    MessageEvent,
+    StatusEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolProgressEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
 from agent_app.runs.manager import RunControl, RunEnd
 from agent_app.runs.models import Run
 from agent_app.settings import Settings
@@ -39,23 +48,25 @@ class RunRecorder:
         self._control = control
 
     def on_status(self, status: ExecutionState, active_tool: str | None) -> None:
-        self._control.emit("status", {"status": status, "activeTool": active_tool})
+        self._control.emit(StatusEvent(status=status, active_tool=active_tool))
 
     def on_message(self, message: ChatMessage) -> None:
-        data = {"id": message.id, "role": message.role}
-        if message.tool_result is not None:
-            data["toolCallId"] = message.tool_result.tool_call_id
-        self._control.emit("message", data)
+        result = message.tool_result
+        self._control.emit(
+            MessageEvent(id=message.id, role=message.role, tool_call_id=None if result is None else result.tool_call_id)
+        )
+        for call in message.tool_calls or []:
+            self._control.emit(ToolCallEvent.of(call))
+        if result is not None:
+            self._control.emit(ToolResultEvent(tool_call_id=result.tool_call_id, name=result.name, error=result.error))
         if message.usage is not None:  # the tokens of the request that produced this answer
-            usage = {"inputTokens": message.usage.input_tokens, "outputTokens": message.usage.output_tokens}
-            self._control.emit("usage", usage)
+            self._control.emit(UsageEvent.of(message.usage))
 
     def on_tool_progress(self, call: ToolCall, fraction: float, message: str) -> None:
-        data = {"toolCallId": call.id, "name": call.name, "fraction": fraction, "message": message}
-        self._control.emit("tool_progress", data)
+        self._control.emit(ToolProgressEvent(tool_call_id=call.id, name=call.name, fraction=fraction, message=message))
 
     def on_text(self, delta: str) -> None:
-        self._control.emit("text", {"delta": delta})
+        self._control.emit(TextEvent(delta=delta))
 
 
 def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, control: RunControl) -> RunEnd:
@@ -84,7 +95,7 @@ def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, con
             data_dir=storage.data_dir,
             settings=tools.settings,
             listener=RunRecorder(control),
-            should_stop=control.should_stop,
+            cancellation=control.cancellation,
         ),
     )
     orchestrator.run(history)  # the loaded messages themselves: the store would parse its copy again

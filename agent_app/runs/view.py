@@ -10,7 +10,17 @@ from collections.abc import Iterable
 
 from pydantic import Field
 
-from agent_app.runs.models import RunEvent, RunState
+from agent_app.runs.events import (
+    EndEvent,
+    MessageEvent,
+    RunEvent,
+    StatusEvent,
+    TextEvent,
+    ToolProgressEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
+from agent_app.runs.models import RunState
 from agent_app.types import ExecutionState, WireModel
 
 
@@ -41,24 +51,21 @@ class RunView(WireModel):
             if event.seq <= self.seq:
                 continue
             self.seq = event.seq
-            data = event.data
-            if event.kind == "status":
-                self.status = data.get("status", self.status)
-                self.active_tool = data.get("activeTool")
-            elif event.kind == "text":
-                self.text += str(data.get("delta", ""))
-            elif event.kind == "message":
-                self.text = ""
-                self.progress.pop(str(data.get("toolCallId")), None)
-            elif event.kind == "tool_progress":
-                self.progress[str(data.get("toolCallId"))] = ToolProgress(
-                    name=str(data.get("name", "")),
-                    fraction=float(data.get("fraction", 0.0)),
-                    message=str(data.get("message", "")),
-                )
-            elif event.kind == "usage":
-                self.input_tokens += int(data.get("inputTokens") or 0)
-                self.output_tokens += int(data.get("outputTokens") or 0)
-            elif event.kind == "end":
-                self.ended = data.get("state")
+            match event.data:
+                case StatusEvent(status=status, active_tool=active_tool):
+                    self.status, self.active_tool = status, active_tool
+                case TextEvent(delta=delta):
+                    self.text += delta
+                case MessageEvent(tool_call_id=tool_call_id):
+                    self.text = ""
+                    self.progress.pop(str(tool_call_id), None)
+                case ToolResultEvent(tool_call_id=tool_call_id):
+                    self.progress.pop(tool_call_id, None)
+                case ToolProgressEvent(tool_call_id=tool_call_id, name=name, fraction=fraction, message=message):
+                    self.progress[tool_call_id] = ToolProgress(name=name, fraction=fraction, message=message)
+                case UsageEvent(input_tokens=input_tokens, output_tokens=output_tokens):
+                    self.input_tokens += input_tokens
+                    self.output_tokens += output_tokens
+                case EndEvent(state=state):
+                    self.ended = state
         return self

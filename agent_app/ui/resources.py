@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.plugins import usable_tool_registry
 from agent_app.runs.manager import RunManager, ThreadRunManager
 from agent_app.runs.turn import Assistant, run_turn
@@ -20,12 +20,12 @@ from agent_app.storage import Storage, open_storage
 
 
 def current_assistant() -> Assistant:
-    """What a starting run works with: the settings now (read here, once per run, and passed down), the route
+    """What a starting run works with: the settings now (read here, once per run, and passed down), the chat
     handler called in-process, offering the enabled tools (none when they are misconfigured: the sidebar says
     why, and the model can still answer)."""
     settings = load_settings()
     registry, _ = usable_tool_registry(settings.enabled_tools)
-    return Assistant(InProcessChatClient(registry, settings), registry, settings)
+    return Assistant(ChatHandler(settings, registry.to_tool_schemas()), registry, settings)
 
 
 _managers: dict[Storage, ThreadRunManager] = {}
