@@ -67,7 +67,11 @@ class Cancellation:
     def cancel_on_set(self, task: asyncio.Task[Any]) -> Callable[[], None]:
         """Cancel ``task`` on its own loop when this is set (from whichever thread sets it)."""
         loop = task.get_loop()
-        return self.on_set(lambda: loop.call_soon_threadsafe(task.cancel))
+
+        def cancel() -> None:
+            loop.call_soon_threadsafe(task.cancel)
+
+        return self.on_set(cancel)
 
     def _remove(self, callback: Callable[[], None]) -> None:
         with self._lock:

@@ -7,7 +7,7 @@ CPU time is the clients' alone) two ways, for both providers, streamed, interlea
 * the SDK: a hand loop on the official SDK's async client (``openai`` / ``google-genai``) on an event loop of
   this thread, as ours runs it, through its typed call, with the same system prompt and tool declaration
   (:mod:`bench.raw_sdk_loops`);
-* ours: ``Orchestrator`` + stores + ``InProcessChatClient`` → the typed handler (validation, settings, context
+* ours: ``Orchestrator`` + stores + ``ChatHandler`` (the typed handler: validation, settings, context
   fitting, system prompt) → adapter → the same SDK.
 
 Printed per run: client CPU time per request of each loop and their ratio (ours / the SDK's), then the median
@@ -32,7 +32,7 @@ import openai
 from google import genai
 from google.genai import types as gt
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.orchestrator import Orchestrator
 from agent_app.providers import clear_adapter_cache
 from agent_app.registry import ToolRegistry
@@ -72,7 +72,7 @@ def our_loop(registry: ToolRegistry, prior: Sequence[ChatMessage] = ()) -> None:
     loaded = [message.model_copy() for message in prior]
     chat.load_messages(loaded)
     question = chat.add_message(ChatMessage(role="user", content="Count."))
-    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run(
+    Orchestrator(ChatHandler(load_settings(), registry.to_tool_schemas()), registry, chat, agent).run(
         [*loaded, question], CONTEXT
     )
     # Checked without reading the history back (the page's cost, not a request's): 7 calls, 7 results, an answer.

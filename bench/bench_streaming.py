@@ -5,7 +5,7 @@ Three measurements, each against a baseline taken in the same run:
 1. First text. The fake LLM server (127.0.0.1) streams an answer; the time from the server writing the first
    text event to that text reaching the reader. Baseline: the raw SDK's own stream (``openai`` sync client,
    ``google-genai`` sync client), the first content chunk its iterator yields. Ours: the typed handler
-   (``handle_chat``, what the page's and a run's client call) with ``on_text``: the calling thread's event
+   (``ChatHandler.send``, what a run's orchestrator calls) with ``on_text``: the calling thread's event
    loop, the async SDK and the stream assembler. Target: at most 20 ms more.
 2. Concurrency. 100 chats at once, streamed as Server-Sent Events through ``POST /api/agent/chat`` of a real
    ``streamlit run app.py``, against a model that takes 1 s before its first byte. Baseline: the same 100
@@ -19,7 +19,7 @@ Three measurements, each against a baseline taken in the same run:
    the target was met (:mod:`bench.streaming_concurrency`).
 3. Route overhead. One streamed chat at a time, the fake model answering at once, in this process (no sockets
    on our side): the route's Starlette endpoint called as an ASGI app (access check, body read and parsing,
-   settings, SSE encoding) against the typed handler it calls (``handle_chat_async``), on the same event
+   settings, SSE encoding) against the typed handler it calls (``ChatHandler.answer``), on the same event
    loop; the difference is what the route itself adds per request. The raw async SDK stream is printed
    beside them. Target (issue 10): at most 0.3 ms per request.
 
@@ -43,7 +43,7 @@ from google import genai
 from google.genai import types as gt
 from starlette.applications import Starlette
 
-from agent_app.chat_handler import ChatSetup, handle_chat, handle_chat_async
+from agent_app.chat_handler import ChatHandler
 from agent_app.providers import clear_adapter_cache
 from agent_app.routes.chat import chat_routes
 from agent_app.settings import load_settings
@@ -87,7 +87,7 @@ def ours(server: FakeLLMServer, provider: str) -> float:
         if not seen:
             seen.append(time.perf_counter())
 
-    handle_chat(HELLO, setup=ChatSetup(load_settings()), on_text=on_text)
+    ChatHandler(load_settings()).send(HELLO, on_text=on_text)
     last = server.chat.last if provider == "openai-compatible" else server.gemini.last
     return first_text_delay(last, seen[0], 1 if provider == "openai-compatible" else 0)
 
@@ -167,7 +167,7 @@ def _discard(delta: str) -> None:
 
 
 async def via_handler() -> None:
-    await handle_chat_async(HELLO, setup=ChatSetup(load_settings()), on_text=_discard)
+    await ChatHandler(load_settings()).answer(HELLO, _discard)
 
 
 async def via_raw_sdk(client: openai.AsyncOpenAI) -> None:

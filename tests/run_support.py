@@ -7,7 +7,7 @@ import functools
 import time
 from collections.abc import Callable
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.registry import ToolRegistry
 from agent_app.runs.manager import DEFAULT_MAX_RUNS, ThreadRunManager
 from agent_app.runs.models import Run
@@ -29,7 +29,7 @@ def manager_for(
 ) -> ThreadRunManager:
     """A run manager whose runs are the page's real turn (assistant, in-process client, ``registry``)."""
     settings = load_settings()
-    assistant = Assistant(InProcessChatClient(registry, settings), registry, settings)
+    assistant = Assistant(ChatHandler(settings, registry.to_tool_schemas()), registry, settings)
     job = functools.partial(run_turn, storage, lambda: assistant)
     return ThreadRunManager(storage, job, max_workers=max_workers, heartbeat_seconds=0.1)
 

@@ -15,12 +15,13 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from agent_app.chat_clients import HttpChatClient, InProcessChatClient
+from agent_app.chat_clients import HttpChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ChatError
 from agent_app.plugins import build_tool_registry
 from agent_app.prompt import build_system_prompt, format_ms
 from agent_app.routes.access import authorize, is_loopback
-from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, chat_routes, handle_chat_body
+from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, chat_routes
 from agent_app.settings import load_settings
 from agent_app.types import AgentContext, ChatRequest, MediaAsset, ToolParameter, ToolSchema
 from fake_llm import (
@@ -34,6 +35,7 @@ from fake_llm import (
     openai_tool_calls,
     tool_call,
 )
+from tests.chat_support import post_chat
 
 CONTEXT = {
     "projectId": "proj-7",
@@ -70,7 +72,7 @@ def http(openai_llm: FakeLLMServer) -> Iterator[TestClient]:
 
 def test_valid_request_returns_provider_response(openai_llm: FakeLLMServer) -> None:
     openai_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {"assetId": "asset-a1"}, id="call_9")))
-    result = handle_chat_body(_hello(context=CONTEXT))
+    result = post_chat(_hello(context=CONTEXT))
     assert result.status == 200
     report = result.body.pop("context")  # how the history was fitted into the model's window: all of it sent
     assert report["budgetTokens"] == 7_168 and report["leftOutMessages"] == 0 and "firstSentId" not in report
@@ -86,13 +88,13 @@ def test_valid_request_returns_provider_response(openai_llm: FakeLLMServer) -> N
     assert sent["messages"][1] == {"role": "user", "content": "Hello"}
 
     openai_llm.chat.push(openai_text("Hi there"))
-    answer = handle_chat_body(_hello()).body
+    answer = post_chat(_hello()).body
     assert answer.pop("context")["windowTokens"] == 8_192
     assert answer == {"content": "Hi there", "usage": {"inputTokens": 10, "outputTokens": 5}}
 
 
 def test_invalid_request_returns_400(openai_llm: FakeLLMServer) -> None:
-    result = handle_chat_body(b"{}")
+    result = post_chat(b"{}")
     assert result.status == 400
     assert "messages" in result.body["error"]
     assert result.body["details"] == [{"field": "messages", "message": "Field required"}]
@@ -102,7 +104,7 @@ def test_invalid_request_returns_400(openai_llm: FakeLLMServer) -> None:
 def test_provider_error_returns_502(openai_llm: FakeLLMServer, caplog: pytest.LogCaptureFixture) -> None:
     openai_llm.chat.push(error_reply(401, f"Incorrect API key provided: {CANARY_API_KEY}"))
     with caplog.at_level(logging.DEBUG):
-        result = handle_chat_body(_hello())
+        result = post_chat(_hello())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})
     assert "AuthenticationError" in caplog.text and "401" in caplog.text
     assert CANARY_API_KEY not in caplog.text
@@ -133,7 +135,7 @@ def test_provider_error_returns_502(openai_llm: FakeLLMServer, caplog: pytest.Lo
     ],
 )
 def test_invalid_bodies_get_400_naming_the_fields(openai_llm: FakeLLMServer, body: bytes, fields: list[str]) -> None:
-    result = handle_chat_body(body)
+    result = post_chat(body)
     assert result.status == 400, result.body
     assert [detail["field"] for detail in result.body["details"]] == fields
     for name in fields:
@@ -143,15 +145,15 @@ def test_invalid_bodies_get_400_naming_the_fields(openai_llm: FakeLLMServer, bod
 
 def test_snake_case_bodies_are_accepted_too(openai_llm: FakeLLMServer) -> None:
     context = {"project_id": "p", "playback_time_ms": 5}
-    assert handle_chat_body(_hello(context=context)).status == 200
+    assert post_chat(_hello(context=context)).status == 200
 
 
 def test_body_over_the_limit_gets_413(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
     llm_env.setenv("AGENT_MAX_BODY_BYTES", "1000")
     big = _body({"messages": [{"role": "user", "content": "x" * 2000}]})
-    result = handle_chat_body(big)
+    result = post_chat(big)
     assert result.status == 413 and "1000" in result.body["error"]
-    assert handle_chat_body(_hello()).status == 200
+    assert post_chat(_hello()).status == 200
     assert len(openai_llm.chat.requests) == 1
 
 
@@ -159,7 +161,7 @@ def test_tool_configuration_error_is_a_502_naming_the_tool(
     openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch
 ) -> None:
     llm_env.setenv("AGENT_ENABLED_TOOLS", "transcribe_video,summon_dragon")
-    result = handle_chat_body(_hello())
+    result = post_chat(_hello())
     assert result.status == 502 and "summon_dragon" in result.body["error"]
 
 
@@ -174,7 +176,7 @@ def test_provider_faults_end_as_502_without_secrets(
     llm_env.setenv("LLM_TIMEOUT_SECONDS", "0.3")
     openai_llm.chat.default = openai_faults()[fault]
     with caplog.at_level(logging.DEBUG):
-        result = handle_chat_body(_hello())
+        result = post_chat(_hello())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})
     assert "LLM provider error" in caplog.text
     assert CANARY_API_KEY not in caplog.text
@@ -183,7 +185,7 @@ def test_provider_faults_end_as_502_without_secrets(
 def test_gemini_faults_end_as_502(gemini_llm: FakeLLMServer, caplog: pytest.LogCaptureFixture) -> None:
     gemini_llm.gemini.push(error_reply(403, f"denied for {CANARY_API_KEY}"))
     with caplog.at_level(logging.DEBUG):
-        result = handle_chat_body(_hello())
+        result = post_chat(_hello())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})
     assert CANARY_API_KEY not in caplog.text
 
@@ -269,7 +271,7 @@ def test_authorize_and_loopback_rules(llm_env: pytest.MonkeyPatch) -> None:
 
 
 def test_in_process_client_returns_responses_and_raises_client_errors(openai_llm: FakeLLMServer) -> None:
-    client = InProcessChatClient(build_tool_registry(load_settings().enabled_tools), load_settings())
+    client = ChatHandler(load_settings(), build_tool_registry(load_settings().enabled_tools).to_tool_schemas())
     openai_llm.chat.push(openai_text("Hello!"), error_reply(500))
     request = ChatRequest.model_validate({"messages": [{"role": "user", "content": "Hi"}], "context": CONTEXT})
     assert client.send(request).content == "Hello!"
@@ -279,14 +281,14 @@ def test_in_process_client_returns_responses_and_raises_client_errors(openai_llm
 
 
 def test_in_process_client_offers_the_callers_registry(openai_llm: FakeLLMServer) -> None:
-    client = InProcessChatClient(build_tool_registry(["echo_context"]), load_settings())
+    client = ChatHandler(load_settings(), build_tool_registry(["echo_context"]).to_tool_schemas())
     client.send(ChatRequest.model_validate({"messages": [{"role": "user", "content": "Hi"}]}))
     assert [tool["function"]["name"] for tool in openai_llm.chat.last.json["tools"]] == ["echo_context"]
 
 
 def test_in_process_client_applies_the_same_validation(openai_llm: FakeLLMServer) -> None:
     with pytest.raises(ChatError) as caught:
-        InProcessChatClient(build_tool_registry(load_settings().enabled_tools), load_settings()).send(
+        ChatHandler(load_settings(), build_tool_registry(load_settings().enabled_tools).to_tool_schemas()).send(
             ChatRequest(messages=[])
         )
     assert caught.value.status == 400 and "messages" in str(caught.value)
@@ -300,7 +302,7 @@ def test_http_client_transport_failure_is_a_client_error() -> None:
 
 def test_gemini_tool_calls_through_the_route(gemini_llm: FakeLLMServer) -> None:
     gemini_llm.gemini.push(gemini_function_calls(gemini_call("transcribe_video", {"assetId": "asset-a1"})))
-    result = handle_chat_body(_hello(context=CONTEXT))
+    result = post_chat(_hello(context=CONTEXT))
     assert result.status == 200
     call = result.body["toolCalls"][0]
     assert call["name"] == "transcribe_video" and call["id"]

@@ -20,9 +20,9 @@ from agent_app.llm_config import (
 )
 from agent_app.providers import create_adapter, get_adapter
 from agent_app.providers.gemini import GeminiAdapter
-from agent_app.routes.chat import handle_chat_body
 from agent_app.settings import load_settings
 from fake_llm import CANARY_API_KEY, FakeLLMServer
+from tests.chat_support import post_chat
 
 ROOT = Path(__file__).resolve().parent.parent
 BODY = json.dumps({"messages": [{"role": "user", "content": "Hello"}]}).encode()
@@ -30,7 +30,7 @@ BODY = json.dumps({"messages": [{"role": "user", "content": "Hello"}]}).encode()
 
 def test_missing_required_configuration(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch) -> None:
     llm_env.delenv("LLM_API_KEY")
-    result = handle_chat_body(BODY)
+    result = post_chat(BODY)
     assert result.status == 502
     assert result.body == {"error": "Missing LLM configuration: LLM_API_KEY"}
     assert openai_llm.requests == []
@@ -51,7 +51,7 @@ def test_unknown_provider(openai_llm: FakeLLMServer, llm_env: pytest.MonkeyPatch
         create_adapter(load_llm_config(load_settings()))
     with pytest.raises(UnknownProviderError):
         get_adapter(load_llm_config(load_settings()))
-    result = handle_chat_body(BODY)
+    result = post_chat(BODY)
     assert (result.status, result.body) == (502, {"error": "Unknown LLM provider: unknown-provider"})
 
 
@@ -61,7 +61,7 @@ def test_gemini_config_ignores_base_url(gemini_llm: FakeLLMServer, llm_env: pyte
     assert config.base_url is None
     adapter = get_adapter(config)
     assert isinstance(adapter, GeminiAdapter)
-    result = handle_chat_body(BODY)
+    result = post_chat(BODY)
     assert result.status == 200, result.body
     assert gemini_llm.gemini.last.model == "fake-model"
     assert not gemini_llm.chat.requests
@@ -83,7 +83,7 @@ def test_timeout_and_retries_have_defaults_and_are_validated(
         with pytest.raises(LLMConfigurationError, match=name) as caught:
             load_llm_config(load_settings())
         assert value not in str(caught.value)
-        result = handle_chat_body(BODY)
+        result = post_chat(BODY)
         assert result.status == 502 and name in result.body["error"]
         llm_env.delenv(name)
 
@@ -130,7 +130,7 @@ def test_status_names_an_invalid_timeout_or_retry_setting_before_any_send(
         assert not status.configured and status.problem is not None and name in status.problem, (name, value)
         assert value not in status.summary and CANARY_API_KEY not in status.summary
         assert [name in problem for problem in status.invalid] == [True]
-        result = handle_chat_body(BODY)
+        result = post_chat(BODY)
         assert result.status == 502 and name in result.body["error"]
         llm_env.setenv(name, "1")
     assert llm_status(load_settings()).configured and not openai_llm.requests

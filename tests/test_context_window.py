@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ErrorKind
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
-from agent_app.routes.chat import handle_chat_body
 from agent_app.settings import load_settings
 from agent_app.storage import SqliteStorage
 from agent_app.stores import AgentStore, ChatStore
@@ -34,6 +33,7 @@ from fake_llm import (
     openai_tool_calls,
     tool_call,
 )
+from tests.chat_support import post_chat
 from tests.long_conversations import ASSET, CONTEXT, PAGE_MS, long_conversation, transcript_page
 from tests.page_support import bubbles, configure_env, new_page, send, texts
 from tests.tool_support import make_tool
@@ -90,7 +90,7 @@ def script_tool_loop(server: FakeLLMServer) -> None:
 def run(chat: ChatStore, agent: AgentStore) -> None:
     registry = ToolRegistry()
     registry.register_tool(transcript_tool())
-    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run()
+    Orchestrator(ChatHandler(load_settings(), registry.to_tool_schemas()), registry, chat, agent).run()
 
 
 def sent_requests(server: FakeLLMServer) -> list[Any]:
@@ -265,7 +265,7 @@ def test_the_route_fits_a_whole_history_with_the_same_policy(llm: FakeLLMServer)
     llm.chat.push(openai_text("ok"))
     llm.gemini.push(gemini_text("ok"))
     history = [*long_conversation(1_000, 10), ChatMessage(role="user", content=QUESTION)]
-    result = handle_chat_body(route_body(history))
+    result = post_chat(route_body(history))
     assert result.status == 200, result.body
     (request,) = sent_requests(llm)
     assert request.input_tokens is not None and request.input_tokens <= LIMIT
@@ -275,7 +275,7 @@ def test_the_route_fits_a_whole_history_with_the_same_policy(llm: FakeLLMServer)
 
 
 def test_the_route_refuses_a_single_message_larger_than_the_window_with_a_400_naming_it(llm: FakeLLMServer) -> None:
-    result = handle_chat_body(route_body([ChatMessage(role="user", content="word " * 40_000)]))
+    result = post_chat(route_body([ChatMessage(role="user", content="word " * 40_000)]))
     assert result.status == 400
     assert result.body["error"].startswith("This message is too long for the model's context window (16,000 tokens")
     assert sent_requests(llm) == []

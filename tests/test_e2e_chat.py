@@ -1,4 +1,4 @@
-"""End to end in one process: stores → Orchestrator → InProcessChatClient → route handler → real adapter →
+"""End to end in one process: stores → Orchestrator → ChatHandler → real adapter →
 real SDK → fake LLM server. Every fault ends as the spec says, with the user's message kept."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.orchestrator import Orchestrator
 from agent_app.plugins import build_tool_registry
 from agent_app.settings import load_settings
@@ -40,7 +40,9 @@ class Session:
         self.user = self.chat.add_message({"role": "user", "content": "What is in my project?"})
 
     def run(self) -> list[ChatMessage]:
-        Orchestrator(InProcessChatClient(self.registry, load_settings()), self.registry, self.chat, self.agent).run()
+        Orchestrator(
+            ChatHandler(load_settings(), self.registry.to_tool_schemas()), self.registry, self.chat, self.agent
+        ).run()
         return self.chat.messages
 
     def results(self) -> list[ToolResult]:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from agent_app.chat_handler import ChatSetup, handle_chat
+from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ChatError, ErrorKind
-from agent_app.routes.chat import handle_chat_body
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatRequest
 from fake_llm import FakeLLMServer, Reply, error_reply, hang, json_reply
+from tests.chat_support import post_chat
 
 HELLO = ChatRequest(messages=[ChatMessage(role="user", content="Hi")])
 OPENAI_TOO_LONG = json_reply(
@@ -45,7 +45,7 @@ FAULTS: dict[str, tuple[Reply, ErrorKind]] = {
 def _fail(server: FakeLLMServer, endpoint: str, reply: Reply) -> ChatError:
     getattr(server, endpoint).push(reply)
     with pytest.raises(ChatError) as caught:
-        handle_chat(HELLO, setup=ChatSetup(load_settings()))
+        ChatHandler(load_settings()).send(HELLO)
     return caught.value
 
 
@@ -82,25 +82,25 @@ def test_context_too_long_is_recognized_on_both_providers(
 @pytest.mark.parametrize("fault", ["401", "429", "500"])
 def test_the_wire_answer_stays_bare_whatever_the_kind(fault: str, openai_llm: FakeLLMServer) -> None:
     openai_llm.chat.push(FAULTS[fault][0])
-    result = handle_chat_body(json.dumps({"messages": [{"role": "user", "content": "Hi"}]}).encode())
+    result = post_chat(json.dumps({"messages": [{"role": "user", "content": "Hi"}]}).encode())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})
 
 
 def test_configuration_and_request_errors_carry_their_kind(llm_env: pytest.MonkeyPatch) -> None:
     with pytest.raises(ChatError) as missing:
-        handle_chat(HELLO, setup=ChatSetup(load_settings()))
+        ChatHandler(load_settings()).send(HELLO)
     assert missing.value.kind is ErrorKind.MISSING_CONFIGURATION and missing.value.status == 502
     for name, value in {"LLM_PROVIDER": "nope", "LLM_MODEL": "m", "LLM_API_KEY": "k"}.items():
         llm_env.setenv(name, value)
     with pytest.raises(ChatError) as unknown:
-        handle_chat(HELLO, setup=ChatSetup(load_settings()))
+        ChatHandler(load_settings()).send(HELLO)
     assert unknown.value.kind is ErrorKind.UNKNOWN_PROVIDER and str(unknown.value) == "Unknown LLM provider: nope"
     llm_env.setenv("LLM_TIMEOUT_SECONDS", "-1")
     with pytest.raises(ChatError) as invalid:
-        handle_chat(HELLO, setup=ChatSetup(load_settings()))
+        ChatHandler(load_settings()).send(HELLO)
     assert invalid.value.kind is ErrorKind.INVALID_CONFIGURATION and "LLM_TIMEOUT_SECONDS" in str(invalid.value)
     with pytest.raises(ChatError) as empty:
-        handle_chat(ChatRequest(messages=[]), setup=ChatSetup(load_settings()))
+        ChatHandler(load_settings()).send(ChatRequest(messages=[]))
     assert empty.value.kind is ErrorKind.INVALID_REQUEST and empty.value.status == 400
 
 

@@ -22,6 +22,7 @@ from fake_llm import (
     gemini_response,
     gemini_text,
 )
+from tests.chat_support import stream_answer
 from tests.request_body_support import SYSTEM, TOOLS
 
 SIGNATURE = b"\xfb\xff\xfe signature"  # URL-safe base64 differs from the standard alphabet here
@@ -128,13 +129,13 @@ def test_every_message_shape_reaches_gemini_as_its_api_reads_it(
 ) -> None:
     history = every_shape()
     adapter = get_adapter(load_llm_config(load_settings()))
-    assert adapter.chat(history, system_prompt=SYSTEM, tool_schemas=tools).content == "fake reply"
+    assert stream_answer(adapter, history, system_prompt=SYSTEM, tool_schemas=tools).content == "fake reply"
     sent = gemini_llm.gemini.last.json
     assert sent["contents"] == SENT_CONTENTS
     assert sent["systemInstruction"] == {"parts": [{"text": f"{SYSTEM}\n\nBe brief"}], "role": "user"}
     assert sent.get("tools") == (DECLARATIONS if tools else None)
     first = gemini_llm.gemini.last.body
-    adapter.chat(history, system_prompt=SYSTEM, tool_schemas=tools)
+    stream_answer(adapter, history, system_prompt=SYSTEM, tool_schemas=tools)
     assert gemini_llm.gemini.last.body == first
 
 
@@ -142,9 +143,9 @@ def test_a_retried_request_resends_the_whole_history(gemini_llm: FakeLLMServer, 
     llm_env.setenv("LLM_MAX_RETRIES", "2")
     gemini_llm.gemini.push(error_reply(429), error_reply(503), gemini_text("ok"))
     assert (
-        get_adapter(load_llm_config(load_settings()))
-        .chat(every_shape(), system_prompt=SYSTEM, tool_schemas=TOOLS)
-        .content
+        stream_answer(
+            get_adapter(load_llm_config(load_settings())), every_shape(), system_prompt=SYSTEM, tool_schemas=TOOLS
+        ).content
         == "ok"
     )
     first, *retries = gemini_llm.gemini.requests
@@ -159,13 +160,13 @@ def test_a_turn_read_back_from_storage_is_sent_as_the_answer_just_stored(gemini_
     gemini_llm.gemini.push(gemini_function_calls(call, text="Looking"))
     adapter = get_adapter(load_llm_config(load_settings()))
     question = ChatMessage(role="user", content="What is said?")
-    answer = adapter.chat([question], system_prompt=SYSTEM, tool_schemas=TOOLS)
+    answer = stream_answer(adapter, [question], system_prompt=SYSTEM, tool_schemas=TOOLS)
     assert answer.tool_calls is not None
     [made] = answer.tool_calls
     result = ChatMessage(role="tool", tool_result=ToolResult(tool_call_id=made.id, name=made.name, result=RESULT))
 
     def replay(turn: ChatMessage) -> Any:
-        adapter.chat([question, turn, result], system_prompt=SYSTEM, tool_schemas=TOOLS)
+        stream_answer(adapter, [question, turn, result], system_prompt=SYSTEM, tool_schemas=TOOLS)
         return gemini_llm.gemini.last.json
 
     fresh = ChatMessage(
@@ -183,8 +184,11 @@ def test_a_part_the_sdk_does_not_know_is_not_stored_as_an_empty_part(gemini_llm:
     """google-genai drops the fields it does not know from an answer, so a part of a newer kind reaches us
     empty; Gemini would refuse the next request with it (a part must hold one of its kinds)."""
     gemini_llm.gemini.push(gemini_response([{"text": "Answer."}, {"partOfANewKind": {"x": 1}}]))
-    answer = get_adapter(load_llm_config(load_settings())).chat(
-        [ChatMessage(role="user", content="Hi")], system_prompt=SYSTEM, tool_schemas=[]
+    answer = stream_answer(
+        get_adapter(load_llm_config(load_settings())),
+        [ChatMessage(role="user", content="Hi")],
+        system_prompt=SYSTEM,
+        tool_schemas=[],
     )
     assert answer.provider_metadata == {
         "gemini": {"content": {"parts": [{"text": "Answer."}], "role": "model"}, "callIds": {}}
@@ -209,8 +213,8 @@ def test_parts_we_only_replay_reach_gemini_whole(gemini_llm: FakeLLMServer) -> N
     gemini_llm.gemini.push(gemini_response(parts))
     adapter = get_adapter(load_llm_config(load_settings()))
     question = ChatMessage(role="user", content="Hi")
-    answer = adapter.chat([question], system_prompt="", tool_schemas=[])
+    answer = stream_answer(adapter, [question], system_prompt="", tool_schemas=[])
     assert answer.provider_metadata == {"gemini": {"content": {"parts": parts, "role": "model"}, "callIds": {}}}
     turn = ChatMessage(role="assistant", content=answer.content, provider_metadata=answer.provider_metadata)
-    adapter.chat([question, turn], system_prompt="", tool_schemas=[])
+    stream_answer(adapter, [question, turn], system_prompt="", tool_schemas=[])
     assert _camel(gemini_llm.gemini.last.json["contents"][1]["parts"]) == parts

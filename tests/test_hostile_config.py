@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agent_app.routes.chat import handle_chat_body
 from fake_llm import FakeLLMServer
+from tests.chat_support import post_chat
 
 HELLO = json.dumps({"messages": [{"role": "user", "content": "Hi"}]}).encode()
 
@@ -30,6 +30,6 @@ def test_unusable_numbers_are_502_naming_the_setting(
 ) -> None:
     server: FakeLLMServer = request.getfixturevalue(f"{provider}_llm")
     request.getfixturevalue("llm_env").setenv(setting, value)
-    result = handle_chat_body(HELLO)
+    result = post_chat(HELLO)
     assert result.status == 502 and setting in result.body["error"], result.body
     assert server.requests == []

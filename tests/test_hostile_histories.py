@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_app.routes.chat import handle_chat_body
 from fake_llm import FakeLLMServer, gemini_text, openai_text
+from tests.chat_support import post_chat
 
 FUZZ = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
@@ -28,6 +28,7 @@ _json = st.recursive(
     lambda children: st.lists(children, max_size=3) | st.dictionaries(_text, children, max_size=3),
     max_leaves=8,
 )
+
 _question = st.text(min_size=1, max_size=20).filter(str.strip)
 _user_text = st.one_of(_question, _question, _question, st.sampled_from(["", " ", "\n"]))
 _id = st.text(min_size=1, max_size=60) | st.sampled_from(["call_0", "chatcmpl-tool-" + "a" * 32, "1"])
@@ -101,7 +102,7 @@ def _blank_question(messages: list[dict[str, Any]]) -> bool:
 @given(messages=conversations())
 def test_accepted_histories_reach_openai_in_a_valid_shape(openai_llm: FakeLLMServer, messages: list[Any]) -> None:
     openai_llm.chat.default = openai_text("ok")
-    result = handle_chat_body(json.dumps({"messages": messages}).encode())
+    result = post_chat(json.dumps({"messages": messages}).encode())
     if _blank_question(messages):
         assert result.status == 400 and "must not be empty" in result.body["error"]
         return
@@ -113,7 +114,7 @@ def test_accepted_histories_reach_openai_in_a_valid_shape(openai_llm: FakeLLMSer
 @given(messages=conversations())
 def test_accepted_histories_reach_gemini_in_a_valid_shape(gemini_llm: FakeLLMServer, messages: list[Any]) -> None:
     gemini_llm.gemini.default = gemini_text("ok")
-    result = handle_chat_body(json.dumps({"messages": messages}).encode())
+    result = post_chat(json.dumps({"messages": messages}).encode())
     if _blank_question(messages):
         assert result.status == 400 and "must not be empty" in result.body["error"]
         return

@@ -21,8 +21,8 @@ import pytest
 
 from agent_app.log_redaction import REDACTED, redact
 from agent_app.providers import clear_adapter_cache
-from agent_app.routes.chat import handle_chat_body
 from fake_llm import FakeLLMServer, Reply, error_reply, json_reply, raw_reply
+from tests.chat_support import post_chat
 from testsupport.streamlit_server import run_streamlit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # google-genai warns quoting the key
@@ -109,7 +109,7 @@ def test_no_provider_body_puts_the_key_in_a_log_line(
     for name, reply in bodies.items():
         caplog.clear()
         script.push(reply)
-        result = handle_chat_body(HELLO)
+        result = post_chat(HELLO)
         assert result.status == 502, name
         assert key not in json.dumps(result.body), name
         logged = caplog.text + "".join(str(r.exc_text or "") for r in caplog.records)

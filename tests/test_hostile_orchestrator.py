@@ -15,14 +15,13 @@ from typing import Any
 
 import pytest
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, Orchestrator
 from agent_app.orchestrator_options import MAX_CALLS_PER_ROUND, OrchestratorOptions
 from agent_app.plugins import build_tool_registry
 from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
-from agent_app.routes.chat import handle_chat_body
 from agent_app.runs.recovery import close_unfinished_calls
 from agent_app.settings import load_settings
 from agent_app.stores import AgentStore, ChatStore
@@ -44,6 +43,7 @@ from fake_llm import (
     openai_tool_calls,
     tool_call,
 )
+from tests.chat_support import post_chat
 from tests.tool_support import make_tool
 
 
@@ -65,7 +65,7 @@ def _run(
     chat, agent = ChatStore(state), AgentStore(state)
     chat.add_message({"role": "user", "content": "Go"})
     Orchestrator(
-        InProcessChatClient(registry, load_settings()), registry, chat, agent, OrchestratorOptions(**kwargs)
+        ChatHandler(load_settings(), registry.to_tool_schemas()), registry, chat, agent, OrchestratorOptions(**kwargs)
     ).run()
     assert agent.status in ("idle", "error")
     return chat.messages, chat
@@ -205,7 +205,9 @@ def test_a_result_too_deep_for_the_route_is_a_tool_error_not_a_poisoned_conversa
     assert messages[-1].content == "sorry" and chat.error is None
     follow_up = ChatRequest(messages=[*messages, ChatMessage(role="user", content="more")])
     assert (
-        InProcessChatClient(build_tool_registry(load_settings().enabled_tools), load_settings()).send(follow_up).content
+        ChatHandler(load_settings(), build_tool_registry(load_settings().enabled_tools).to_tool_schemas())
+        .send(follow_up)
+        .content
         == "ok"
     )  # the conversation goes on
 
@@ -233,7 +235,7 @@ def test_a_history_past_the_network_body_limit_still_works_in_the_page(
     openai_llm.chat.push(openai_tool_calls(tool_call("big", {}, id="c1")), openai_text("done"))
     messages, chat = _run({"big": lambda args, env: "x" * 20_000})
     assert chat.error is None and messages[-1].content == "done"
-    over_http = handle_chat_body(ChatRequest(messages=messages).model_dump_json(by_alias=True).encode())
+    over_http = post_chat(ChatRequest(messages=messages).model_dump_json(by_alias=True).encode())
     assert over_http.status == 413
 
 
@@ -243,7 +245,9 @@ class _RepeatingClient:
     def __init__(self) -> None:
         self.sent: list[ChatRequest] = []
 
-    def send(self, request: ChatRequest, *, on_text: TextSink | None = None, cancel: object = None) -> ChatResponse:
+    def send(
+        self, request: ChatRequest, *, on_text: TextSink | None = None, cancellation: object = None
+    ) -> ChatResponse:
         self.sent.append(request)
         if len(self.sent) <= 2:
             calls = [ToolCall(id="x", name="echo", args={"n": n}) for n in range(2)]

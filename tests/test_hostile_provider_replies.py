@@ -24,6 +24,7 @@ from agent_app.providers.base import CUT_OFF_NOTE
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatResponse
 from fake_llm import FakeLLMServer, json_reply
+from tests.chat_support import stream_answer
 
 FUZZ = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
@@ -182,7 +183,9 @@ def _check(response: ChatResponse) -> None:
 def _ask(body: dict[str, Any], server: FakeLLMServer, endpoint: str, expected: Expected | None) -> None:
     getattr(server, endpoint).push(json_reply(body))
     try:
-        response = get_adapter(load_llm_config(load_settings())).chat([ChatMessage(role="user", content="Hi")])
+        response = stream_answer(
+            get_adapter(load_llm_config(load_settings())), [ChatMessage(role="user", content="Hi")]
+        )
     except ProviderError:
         assert expected is None or expected.answer is None, f"an answer was due: {expected}"
         return

@@ -9,18 +9,18 @@ from typing import Any
 
 import pytest
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.llm_config import load_llm_config
 from agent_app.orchestrator import Orchestrator
 from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.providers import get_adapter
 from agent_app.providers.provider_text import valid_data, valid_text
 from agent_app.registry import ToolRegistry
-from agent_app.routes.chat import handle_chat_body
 from agent_app.settings import load_settings
 from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import ChatMessage, ExecutionState, ToolCall
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, raw_reply, tool_call
+from tests.chat_support import post_chat, stream_answer
 
 LONE = "\ud800"
 BAD_TEXT = f"bad {LONE} text"
@@ -77,7 +77,9 @@ def test_a_lone_surrogate_in_an_answer_reaches_the_chat_as_a_replacement_charact
     listener = TextListener()
     registry = ToolRegistry()
     options = OrchestratorOptions(listener=listener)
-    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent, options).run([question])
+    Orchestrator(ChatHandler(load_settings(), registry.to_tool_schemas()), registry, chat, agent, options).run(
+        [question]
+    )
     streamed = listener.texts
     assert (agent.status, chat.error) == ("idle", None)
     answer = chat.messages[-1]
@@ -88,7 +90,7 @@ def test_a_lone_surrogate_in_an_answer_reaches_the_chat_as_a_replacement_charact
 def test_the_route_answers_a_lone_surrogate_as_a_replacement_character(any_llm: tuple[str, FakeLLMServer]) -> None:
     provider, server = any_llm
     push(server, lone_surrogate_text_reply(provider))
-    result = handle_chat_body(b'{"messages": [{"role": "user", "content": "Hi"}]}')
+    result = post_chat(b'{"messages": [{"role": "user", "content": "Hi"}]}')
     assert result.status == 200 and result.body["content"] == CLEAN_TEXT
     json.dumps(result.body, ensure_ascii=False).encode()  # what the route's JSON response does
 
@@ -97,7 +99,10 @@ def test_lone_surrogates_in_a_tool_call_of_openai_are_replaced(openai_llm: FakeL
     arguments = '{"assetId": "a\\ud800", "k\\udc00": ["\\ud83c"]}'
     openai_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", arguments)))
     [call] = (
-        get_adapter(load_llm_config(load_settings())).chat([ChatMessage(role="user", content="Hi")]).tool_calls or []
+        stream_answer(
+            get_adapter(load_llm_config(load_settings())), [ChatMessage(role="user", content="Hi")]
+        ).tool_calls
+        or []
     )
     assert call.args == {"assetId": "a\ufffd", "k\ufffd": ["\ufffd"]}
 
@@ -105,7 +110,7 @@ def test_lone_surrogates_in_a_tool_call_of_openai_are_replaced(openai_llm: FakeL
 def test_lone_surrogates_in_a_function_call_of_gemini_are_replaced(gemini_llm: FakeLLMServer) -> None:
     call = {"functionCall": {"name": "transcribe_video", "args": {"assetId": f"a{LONE}"}}, "thoughtSignature": "c2ln"}
     gemini_llm.gemini.push(raw_reply(gemini_sse({"text": BAD_TEXT}, call), content_type="text/event-stream"))
-    answer = get_adapter(load_llm_config(load_settings())).chat([ChatMessage(role="user", content="Hi")])
+    answer = stream_answer(get_adapter(load_llm_config(load_settings())), [ChatMessage(role="user", content="Hi")])
     assert answer.content == CLEAN_TEXT
     [made] = answer.tool_calls or []
     assert made.args == {"assetId": "a\ufffd"}

@@ -25,10 +25,11 @@ from starlette.testclient import TestClient
 from agent_app.errors import ChatError
 from agent_app.request_validation import check_chat_request
 from agent_app.routes.access import authorize, is_loopback
-from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, handle_chat_body
+from agent_app.routes.chat import ROUTE_PATH, chat_endpoint
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatRequest, ToolCall, ToolResult
 from fake_llm import CANARY_API_KEY, FakeLLMServer, openai_text
+from tests.chat_support import post_chat
 from testsupport.streamlit_server import run_streamlit
 
 ALLOWED = {200, 400, 413, 502}
@@ -115,7 +116,7 @@ _request = st.fixed_dictionaries(
 @given(payload=_request | _json)
 def test_arbitrary_json_bodies_get_a_json_answer(openai_llm: FakeLLMServer, payload: Any) -> None:
     openai_llm.chat.default = openai_text("ok")
-    result = handle_chat_body(json.dumps(payload).encode())
+    result = post_chat(json.dumps(payload).encode())
     _assert_json_answer(result.status, result.body)
     json.dumps(result.body, allow_nan=False)  # the answer itself is strict JSON
 
@@ -164,7 +165,7 @@ def test_arbitrary_bytes_over_http_get_a_json_answer(http: TestClient, body: byt
 def test_hostile_bodies_get_400_naming_the_field(
     openai_llm: FakeLLMServer, body: bytes, status: int, field: str
 ) -> None:
-    result = handle_chat_body(body)
+    result = post_chat(body)
     assert result.status == status, result.body
     assert field in [detail["field"] for detail in result.body["details"]]
     assert openai_llm.requests == []
@@ -182,7 +183,7 @@ def test_hostile_bodies_get_400_naming_the_field(
 )
 def test_nan_and_infinity_are_not_json(openai_llm: FakeLLMServer, body: bytes) -> None:
     """Python's JSON would pass them on to the provider as invalid JSON (a provider 400 seen as a 502)."""
-    result = handle_chat_body(body)
+    result = post_chat(body)
     assert result.status == 400, result.body
     assert openai_llm.requests == []
 
@@ -192,9 +193,9 @@ def test_huge_strings_and_many_messages_stay_within_the_limit(
 ) -> None:
     monkeypatch.setenv("LLM_CONTEXT_TOKENS", "1000000")  # a model whose window takes the 1.9 MB message
     openai_llm.chat.default = openai_text("ok")
-    assert handle_chat_body(_body({"messages": [_user("x" * 1_900_000)]})).status == 200
-    assert handle_chat_body(_body({"messages": [_user("h")] * 100_000})).status == 413
-    assert handle_chat_body(_body({"messages": [_user("h")] * 20_000})).status == 200
+    assert post_chat(_body({"messages": [_user("x" * 1_900_000)]})).status == 200
+    assert post_chat(_body({"messages": [_user("h")] * 100_000})).status == 413
+    assert post_chat(_body({"messages": [_user("h")] * 20_000})).status == 200
     assert len(openai_llm.chat.last.json["messages"]) == 20_001
 
 
@@ -233,7 +234,7 @@ def test_huge_strings_and_many_messages_stay_within_the_limit(
     ],
 )
 def test_histories_providers_reject_get_400(openai_llm: FakeLLMServer, messages: list[Any], fields: list[str]) -> None:
-    result = handle_chat_body(_body({"messages": messages}))
+    result = post_chat(_body({"messages": messages}))
     assert result.status == 400, result.body
     assert sorted(detail["field"] for detail in result.body["details"]) == sorted(fields)
     assert openai_llm.requests == []
@@ -267,7 +268,7 @@ def test_a_runs_later_requests_are_checked_as_a_whole_history() -> None:
 def test_well_formed_tool_histories_pass(openai_llm: FakeLLMServer) -> None:
     openai_llm.chat.default = openai_text("ok")
     history = [_user(), _calls("c1", "c2"), _result("c2"), _result("c1"), _calls("c1"), _result("c1")]
-    result = handle_chat_body(_body({"messages": [*history, _user("thanks")]}))
+    result = post_chat(_body({"messages": [*history, _user("thanks")]}))
     assert result.status == 200, result.body
     sent = openai_llm.chat.last.json["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "tool", "assistant", "tool", "user"]
@@ -278,7 +279,7 @@ def test_a_client_system_message_comes_after_ours(openai_llm: FakeLLMServer) -> 
     ours stays first, so the workspace context and tool rules are always there."""
     openai_llm.chat.default = openai_text("ok")
     body = {"messages": [{"role": "system", "content": "Answer in French."}, _user()]}
-    assert handle_chat_body(_body(body)).status == 200
+    assert post_chat(_body(body)).status == 200
     sent = openai_llm.chat.last.json["messages"]
     assert sent[0]["role"] == "system" and "## Workspace" in sent[0]["content"]
     assert sent[1] == {"role": "system", "content": "Answer in French."}
@@ -480,7 +481,7 @@ def test_raw_socket_abuse_on_the_real_server(fake_llm: FakeLLMServer, tmp_path: 
 def test_a_body_of_many_bad_messages_gets_a_short_answer(openai_llm: FakeLLMServer) -> None:
     body = _body({"messages": [{"role": "wizard"}] * 90_000})
     assert len(body) < 2_000_000
-    result = handle_chat_body(body)
+    result = post_chat(body)
     assert result.status == 400
     assert len(json.dumps(result.body)) < 10_000
     assert "and 89990 more" in result.body["error"] and len(result.body["details"]) == 50

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.invisible_chars import escape_invisible
 from agent_app.orchestrator import Orchestrator
 from agent_app.orchestrator_options import OrchestratorOptions
@@ -91,7 +91,7 @@ def _run_turn(fake: FakeLLMServer, provider: str, clip: Path, data_dir: Path, tr
         media = ProjectMediaLibrary(storage, project.id)
         settings = load_settings()
         options = OrchestratorOptions(media=media, data_dir=data_dir, settings=settings)
-        Orchestrator(InProcessChatClient(registry, settings), registry, chat, agent, options).run()
+        Orchestrator(ChatHandler(settings, registry.to_tool_schemas()), registry, chat, agent, options).run()
         assert chat.error is None and chat.messages[-1].content == "It is a speech about keys."
     finally:
         storage.close()

@@ -14,6 +14,7 @@ from agent_app.providers import get_adapter
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ToolCall, ToolResult, ToolSchema
 from fake_llm import FakeLLMServer, error_reply, openai_text
+from tests.chat_support import stream_answer
 from tests.request_body_support import SYSTEM, TOOLS
 
 
@@ -84,9 +85,9 @@ def test_every_message_shape_reaches_the_server_as_the_chat_api_reads_it(
     openai_llm: FakeLLMServer, tools: list[ToolSchema]
 ) -> None:
     assert (
-        get_adapter(load_llm_config(load_settings()))
-        .chat(every_shape(), system_prompt=SYSTEM, tool_schemas=tools)
-        .content
+        stream_answer(
+            get_adapter(load_llm_config(load_settings())), every_shape(), system_prompt=SYSTEM, tool_schemas=tools
+        ).content
         == "fake reply"
     )
     sent = openai_llm.chat.last.json
@@ -100,7 +101,9 @@ def test_a_retried_request_resends_the_whole_history(openai_llm: FakeLLMServer, 
     openai_llm.chat.push(error_reply(429, retry_after_ms=1), error_reply(503, retry_after_ms=1), openai_text("ok"))
     history = every_shape()
     assert (
-        get_adapter(load_llm_config(load_settings())).chat(history, system_prompt=SYSTEM, tool_schemas=TOOLS).content
+        stream_answer(
+            get_adapter(load_llm_config(load_settings())), history, system_prompt=SYSTEM, tool_schemas=TOOLS
+        ).content
         == "ok"
     )
     first, *retries = openai_llm.chat.requests

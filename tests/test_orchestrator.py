@@ -44,7 +44,9 @@ class ScriptedClient:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
 
-    def send(self, request: ChatRequest, *, on_text: TextSink | None = None, cancel: object = None) -> ChatResponse:
+    def send(
+        self, request: ChatRequest, *, on_text: TextSink | None = None, cancellation: object = None
+    ) -> ChatResponse:
         self.requests.append(request.to_wire())
         if not self.replies:
             raise AssertionError("the orchestrator sent more requests than scripted")

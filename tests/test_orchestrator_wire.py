@@ -12,7 +12,7 @@ import base64
 import dataclasses
 from typing import Any
 
-from agent_app.chat_clients import InProcessChatClient
+from agent_app.chat_handler import ChatHandler
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.settings import load_settings
@@ -51,7 +51,7 @@ def run_turn(registry: ToolRegistry) -> tuple[ChatStore, AgentStore]:
     chat, agent = ChatStore(state), AgentStore(state)
     agent.set_context(CONTEXT)
     chat.add_message({"role": "user", "content": "What is said in the clip?"})
-    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run()
+    Orchestrator(ChatHandler(load_settings(), registry.to_tool_schemas()), registry, chat, agent).run()
     return chat, agent
 
 
@@ -131,7 +131,7 @@ def test_a_run_sends_its_history_unchanged_on_every_request(openai_llm: FakeLLMS
     state: dict[str, Any] = {}
     chat, agent = ChatStore(state), AgentStore(state)
     chat.add_message({"role": "user", "content": "Go."})
-    Orchestrator(InProcessChatClient(registry, load_settings()), registry, chat, agent).run()
+    Orchestrator(ChatHandler(load_settings(), registry.to_tool_schemas()), registry, chat, agent).run()
     assert chat.messages[-1].content == "done"
     sent = [request.json["messages"] for request in openai_llm.chat.requests]
     assert len(sent) == 3

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Progress
 
 from agent_app.clock import elapsed_text
-from agent_app.runs.models import RunEvent
+from agent_app.runs.events import RunEvent
 from agent_app.runs.recovery import is_unanswered, unfinished_calls
 from agent_app.runs.view import RunView
 from agent_app.types import ChatMessage, ExecutionState, ToolCall, ToolResult
@@ -28,13 +28,14 @@ from agent_app.ui.tool_cards import card_label
 def _live_run_script(stop_requested: bool) -> None:
     import streamlit as st
 
-    from agent_app.runs.models import Run, RunEvent
+    from agent_app.runs.events import RunEvent
+    from agent_app.runs.models import Run
     from agent_app.runs.view import RunView
     from agent_app.stores import AgentStore
     from agent_app.ui.live_status import render_live_run
 
     def event(seq: int, kind: str, **data: object) -> RunEvent:
-        return RunEvent.model_validate({"runId": "r1", "seq": seq, "kind": kind, "data": data, "createdAt": 0})
+        return RunEvent.model_validate({"runId": "r1", "seq": seq, "data": {"kind": kind, **data}, "createdAt": 0})
 
     view = RunView(run_id="r1").apply(
         [
@@ -72,7 +73,7 @@ def test_live_run_says_stopping_once_stop_was_pressed() -> None:
 
 
 def _event(seq: int, kind: str, **data: object) -> RunEvent:
-    return RunEvent.model_validate({"runId": "r1", "seq": seq, "kind": kind, "data": data, "createdAt": 0})
+    return RunEvent.model_validate({"runId": "r1", "seq": seq, "data": {"kind": kind, **data}, "createdAt": 0})
 
 
 def test_run_view_folds_events_incrementally() -> None:

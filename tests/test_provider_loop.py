@@ -1,5 +1,5 @@
 """Threads' way to the async SDKs (a loop per thread): deltas reach the caller in order, in its own thread,
-before the answer; a cancel signal or a failing reader ends the request at once."""
+before the answer; a cancellation or a failing reader ends the request at once."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ import time
 
 import pytest
 
-from agent_app.providers.provider_loop import (
-    RequestCancelledError,
-    TextSink,
-    run_streaming,
-)
+from agent_app.cancellation import Cancellation, StopRequested
+from agent_app.providers.provider_loop import TextSink, run_streaming
 
 
 async def _three_pieces(sink: TextSink) -> str:
@@ -76,11 +73,11 @@ def test_cancel_ends_a_waiting_request_at_once_with_the_text_so_far() -> None:
             closed.set()  # where an SDK closes its HTTP response
         return "never"
 
-    cancel = threading.Event()
+    cancel = Cancellation()
     threading.Timer(0.1, cancel.set).start()
     started = time.monotonic()
-    with pytest.raises(RequestCancelledError) as caught:
-        run_streaming(slow, on_text=lambda d: None, cancel=cancel)
+    with pytest.raises(StopRequested) as caught:
+        run_streaming(slow, on_text=lambda d: None, cancellation=cancel)
     assert time.monotonic() - started < 1.0
     assert caught.value.partial_text == "so far"
     assert closed.is_set()  # the request was finished before the call returned
@@ -112,10 +109,10 @@ def test_a_request_stopped_before_it_starts_is_never_sent() -> None:
         started.append("sent")
         return "answer"
 
-    cancel = threading.Event()
+    cancel = Cancellation()
     cancel.set()
-    with pytest.raises(RequestCancelledError) as caught:
-        run_streaming(request, cancel=cancel)
+    with pytest.raises(StopRequested) as caught:
+        run_streaming(request, cancellation=cancel)
     assert caught.value.partial_text == "" and started == []
 
 

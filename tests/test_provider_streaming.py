@@ -5,20 +5,19 @@ a broken stream is a provider error with the text so far, and a cancel closes th
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Callable
 
 import pytest
 from openai.types.chat import ChatCompletionChunk
 
-from agent_app.chat_handler import ChatSetup, handle_chat
+from agent_app.chat_handler import ChatHandler
 from agent_app.errors import PROVIDER_ERROR, ChatError, ErrorKind
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import get_adapter
 from agent_app.providers.openai_stream import CompletionAssembler
 from agent_app.settings import load_settings
-from agent_app.types import ChatMessage, ChatRequest, ChatResponse, TokenUsage
+from agent_app.types import Cancellation, ChatMessage, ChatRequest, ChatResponse, StopRequested, TokenUsage
 from fake_llm import (
     FakeLLMServer,
     Reply,
@@ -57,9 +56,7 @@ def test_text_arrives_in_pieces_before_the_answer_with_its_usage(provider: tuple
     name, server = provider
     _script(server, name)(streamed(_text_reply(name), StreamScript(pieces=4, delay_seconds=0.05)))
     pieces: list[tuple[str, float]] = []
-    answer = handle_chat(
-        HELLO, setup=ChatSetup(load_settings()), on_text=lambda delta: pieces.append((delta, time.monotonic()))
-    )
+    answer = ChatHandler(load_settings()).send(HELLO, on_text=lambda delta: pieces.append((delta, time.monotonic())))
     finished = time.monotonic()
     assert [delta for delta, _ in pieces] == ["Hello t", "here, s", "treamed", " world"]
     assert "".join(delta for delta, _ in pieces) == answer.content == TEXT
@@ -69,8 +66,8 @@ def test_text_arrives_in_pieces_before_the_answer_with_its_usage(provider: tuple
 
 def _both_ways(server: FakeLLMServer, name: str, reply: Reply, **stream: object) -> tuple[ChatResponse, ChatResponse]:
     _script(server, name)(not_streamed(reply), streamed(reply, StreamScript(**stream)))  # type: ignore[arg-type]
-    whole = handle_chat(HELLO, setup=ChatSetup(load_settings()))
-    in_pieces = handle_chat(HELLO, setup=ChatSetup(load_settings()))
+    whole = ChatHandler(load_settings()).send(HELLO)
+    in_pieces = ChatHandler(load_settings()).send(HELLO)
     recorded = server.chat.requests if name == "openai" else server.gemini.requests
     assert [r.streamed for r in recorded[-2:]] == [False, True]
     return whole, in_pieces
@@ -119,7 +116,7 @@ def test_a_server_ignoring_stream_options_or_sending_usage_anywhere_still_answer
     openai_llm: FakeLLMServer, usage: str
 ) -> None:
     openai_llm.chat.push(streamed(openai_text(TEXT), StreamScript(usage=usage)))  # type: ignore[arg-type]
-    answer = handle_chat(HELLO, setup=ChatSetup(load_settings()))
+    answer = ChatHandler(load_settings()).send(HELLO)
     assert answer.content == TEXT
     assert answer.usage == (None if usage == "none" else USAGE)
 
@@ -129,7 +126,7 @@ def test_a_server_that_cannot_stream_still_answers(provider: tuple[str, FakeLLMS
     server.streaming = False
     _script(server, name)(_text_reply(name))
     pieces: list[str] = []
-    answer = handle_chat(HELLO, setup=ChatSetup(load_settings()), on_text=pieces.append)
+    answer = ChatHandler(load_settings()).send(HELLO, on_text=pieces.append)
     assert answer.content == TEXT and answer.usage == USAGE
     assert pieces == ([] if name == "openai" else [TEXT])  # Gemini's SDK reads a whole body as one event
 
@@ -143,7 +140,7 @@ def test_a_broken_stream_is_a_provider_error_keeping_the_text_so_far(
     _script(server, name)(streamed(_text_reply(name), StreamScript(pieces=4, fault=fault, fault_after=after)))  # type: ignore[arg-type]
     pieces: list[str] = []
     with pytest.raises(ChatError) as caught:
-        handle_chat(HELLO, setup=ChatSetup(load_settings()), on_text=pieces.append)
+        ChatHandler(load_settings()).send(HELLO, on_text=pieces.append)
     assert caught.value.kind is ErrorKind.PROVIDER_FAILED and str(caught.value) == PROVIDER_ERROR
     assert pieces == ["Hello t", "here, s"]
     assert caught.value.partial_text == "Hello there, s"
@@ -154,7 +151,7 @@ def test_cancel_closes_the_provider_response_at_once_keeping_the_text_so_far(
 ) -> None:
     name, server = provider
     _script(server, name)(streamed(_text_reply(name, "x" * 40), StreamScript(pieces=40, delay_seconds=0.2)))
-    cancel = threading.Event()
+    cancel = Cancellation()
     pieces: list[str] = []
 
     def on_text(delta: str) -> None:
@@ -163,10 +160,10 @@ def test_cancel_closes_the_provider_response_at_once_keeping_the_text_so_far(
             cancel.set()
 
     started = time.monotonic()
-    with pytest.raises(ChatError) as caught:
-        handle_chat(HELLO, setup=ChatSetup(load_settings()), on_text=on_text, cancel=cancel)
+    with pytest.raises(StopRequested) as caught:
+        ChatHandler(load_settings()).send(HELLO, on_text=on_text, cancellation=cancel)
     assert time.monotonic() - started < 1.5  # 40 pieces would take 8 s
-    assert caught.value.kind is ErrorKind.STOPPED and caught.value.partial_text == "xx"
+    assert caught.value.partial_text == "xx"
     request = server.chat.last if name == "openai" else server.gemini.last
     assert request.answered.wait(2)  # the server saw the connection closed at its next write
     assert request.closed_by_client and request.events_sent < 10
@@ -214,13 +211,15 @@ def test_awaiting_callers_get_answers_on_their_own_loops_and_cancelling_closes_t
     for text in ("first loop", "second loop"):
         _script(server, name)(_text_reply(name, text))
         pieces: list[str] = []
-        answer = asyncio.run(adapter.achat(HELLO.messages, on_text=pieces.append))
+        answer = asyncio.run(adapter.stream(HELLO.messages, system_prompt="", tool_schemas=[], on_text=pieces.append))
         assert answer.content == "".join(pieces) == text
 
     async def cancelled() -> list[str]:
         _script(server, name)(streamed(_text_reply(name, "x" * 40), StreamScript(pieces=40, delay_seconds=0.2)))
         seen: list[str] = []
-        task = asyncio.ensure_future(adapter.achat(HELLO.messages, on_text=seen.append))
+        task = asyncio.ensure_future(
+            adapter.stream(HELLO.messages, system_prompt="", tool_schemas=[], on_text=seen.append)
+        )
         while len(seen) < 2:
             await asyncio.sleep(0.01)
         task.cancel()

@@ -25,6 +25,7 @@ from fake_llm import (
     hang,
     raw_reply,
 )
+from tests.chat_support import stream_answer
 
 TRANSCRIBE = ToolSchema(
     name="transcribe_video",
@@ -35,8 +36,11 @@ ID_RULE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
 def _chat(*messages: ChatMessage, tools: list[ToolSchema] | None = None, system: str = "SYS") -> ChatResponse:
-    return get_adapter(load_llm_config(load_settings())).chat(
-        list(messages) or [ChatMessage(role="user", content="Hello")], system_prompt=system, tool_schemas=tools or []
+    return stream_answer(
+        get_adapter(load_llm_config(load_settings())),
+        list(messages) or [ChatMessage(role="user", content="Hello")],
+        system_prompt=system,
+        tool_schemas=tools or [],
     )
 
 
@@ -49,7 +53,7 @@ def _wire(server: FakeLLMServer) -> dict[str, Any]:
 def test_adapter_selected_by_config_gemini(gemini_llm: FakeLLMServer) -> None:
     adapter = get_adapter(load_llm_config(load_settings()))
     assert isinstance(adapter, GeminiAdapter)
-    adapter.chat([ChatMessage(role="user", content="Hi")])
+    stream_answer(adapter, [ChatMessage(role="user", content="Hi")])
     request = gemini_llm.gemini.last
     assert request.model == "fake-model"
     assert request.path.endswith("/models/fake-model:streamGenerateContent")

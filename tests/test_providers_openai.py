@@ -26,6 +26,7 @@ from fake_llm import (
     raw_reply,
     tool_call,
 )
+from tests.chat_support import stream_answer
 
 TRANSCRIBE = ToolSchema(
     name="transcribe_video",
@@ -44,13 +45,13 @@ def _params(*messages: ChatMessage, tools: list[ToolSchema] | None = None, syste
 
 
 def _chat(params: dict[str, Any] | None = None) -> Any:
-    return get_adapter(load_llm_config(load_settings())).chat(**(params or _params()))
+    return stream_answer(get_adapter(load_llm_config(load_settings())), **(params or _params()))
 
 
 def test_adapter_selected_by_config_openai_compatible(openai_llm: FakeLLMServer) -> None:
     adapter = get_adapter(load_llm_config(load_settings()))
     assert isinstance(adapter, OpenAICompatibleAdapter)
-    assert adapter.chat(**_params()).content == "fake reply"
+    assert stream_answer(adapter, **_params()).content == "fake reply"
     assert openai_llm.chat.last.path == "/v1/chat/completions"
     assert openai_llm.chat.last.headers["authorization"] == f"Bearer {CANARY_API_KEY}"
 
@@ -249,7 +250,7 @@ def test_adapter_and_client_are_reused_per_configuration(
 def test_only_the_configured_providers_sdk_is_imported(openai_llm: FakeLLMServer) -> None:
     code = (
         "import sys\n"
-        "from agent_app.routes.chat import handle_chat_body\n"
+        "from agent_app.routes.chat import chat_routes\n"
         "from agent_app.llm_config import load_llm_config\n"
         "from agent_app.providers import get_adapter\n"
         "from agent_app.settings import load_settings\n"

@@ -12,6 +12,7 @@ import pytest
 
 from agent_app.orchestrator import NOT_RUN_STOPPED
 from agent_app.registry import ToolRegistry
+from agent_app.runs.events import TextEvent, UsageEvent
 from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.models import Run
 from agent_app.storage import SqliteStorage
@@ -73,12 +74,12 @@ def test_a_run_answers_and_records_what_happened(storage: SqliteStorage, openai_
         ("assistant", "Hello from the server."),
     ]
     events = manager.events(run.id)
-    assert "".join(e.data["delta"] for e in events if e.kind == "text") == "Hello from the server."
+    assert "".join(e.data.delta for e in events if isinstance(e.data, TextEvent)) == "Hello from the server."
     assert len([e for e in events if e.kind == "text"]) >= 3  # streamed in pieces, before the message
-    [usage] = [e.data for e in events if e.kind == "usage"]
-    assert usage["inputTokens"] > 0 and usage["outputTokens"] > 0
+    [usage] = [e.data for e in events if isinstance(e.data, UsageEvent)]
+    assert usage.input_tokens > 0 and usage.output_tokens > 0
     kinds = [
-        (e.kind, e.data.get("status") or e.data.get("role") or e.data.get("state"))
+        (e.kind, getattr(e.data, "status", None) or getattr(e.data, "role", None) or getattr(e.data, "state", None))
         for e in events
         if e.kind not in ("text", "usage")
     ]
@@ -224,7 +225,7 @@ def test_stop_during_streaming_keeps_the_text_so_far_then_a_normal_next_question
     assert finished(manager, run, WAIT).state == "stopped"
     assert time.monotonic() - pressed < 1.5  # 40 pieces would take 8 s: the stream was closed
     assert script.last.answered.wait(2) and script.last.closed_by_client
-    streamed_text = "".join(e.data["delta"] for e in manager.events(run.id) if e.kind == "text")
+    streamed_text = "".join(e.data.delta for e in manager.events(run.id) if isinstance(e.data, TextEvent))
     stored = storage.load_messages(chat)
     assert [m.role for m in stored] == ["user", "assistant"]
     assert stored[1].stopped and stored[1].content == streamed_text

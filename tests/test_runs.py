@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_app.runs.events import EndEvent, MessageEvent, StatusEvent, TextEvent
 from agent_app.runs.manager import RunControl, RunEnd, RunJob, ThreadRunManager
 from agent_app.runs.models import Run, RunBusyError
 from agent_app.runs.recovery import INTERRUPTED_ERROR, is_unanswered
@@ -36,9 +37,9 @@ class GatedJob:
 
     def __call__(self, run: Run, control: RunControl) -> RunEnd:
         self.started.append(run.id)
-        control.emit("status", {"status": "sending"})
+        control.emit(StatusEvent(status="sending"))
         while not self.release.wait(0.01):
-            if control.should_stop():
+            if control.cancellation.is_set():
                 return RunEnd("stopped")
         return RunEnd("answered")
 
@@ -87,8 +88,8 @@ def test_events_are_numbered_and_read_after_a_sequence_number(storage: SqliteSto
     chat = conversation(storage)
     runs = storage.run_store()
     run = runs.create_run(chat, None, [], owner="a", lease_until=now_ms() + 60_000)
-    assert [runs.append_event(run.id, "text", {"delta": d}) for d in ("Hel", "lo", " ✓")] == [1, 2, 3]
-    assert [e.data["delta"] for e in runs.events(run.id)] == ["Hel", "lo", " ✓"]
+    assert [runs.append_event(run.id, TextEvent(delta=d)) for d in ("Hel", "lo", " ✓")] == [1, 2, 3]
+    assert [e.data for e in runs.events(run.id)] == [TextEvent(delta=d) for d in ("Hel", "lo", " ✓")]
     assert [e.seq for e in runs.events(run.id, after_seq=2)] == [3]
 
 
@@ -106,10 +107,7 @@ def test_manager_starts_at_once_and_stop_ends_the_run(storage: SqliteStorage) ->
     wait_until(lambda: manager.events(run.id)[-1].kind == "end", WAIT)  # written just after the run's state
     ended = manager.get(run.id)
     assert ended is not None and ended.state == "stopped" and ended.stop_requested
-    assert [(e.kind, e.data) for e in manager.events(run.id)] == [
-        ("status", {"status": "sending"}),
-        ("end", {"state": "stopped"}),
-    ]
+    assert [e.data for e in manager.events(run.id)] == [StatusEvent(status="sending"), EndEvent(state="stopped")]
     assert [m.content for m in storage.load_messages(chat)] == ["Hi"]
     assert not manager.stop(run.id)  # over
 
@@ -216,7 +214,7 @@ def test_an_answer_the_run_could_not_store_is_written_first_by_retry_and_the_mod
     assert [m.id for m in storage.load_messages(chat)][1:] == [answer.id]  # written by the start, before the job
     wait_until(lambda: not manager.get(retry.id).active, WAIT)  # type: ignore[union-attr]
     assert manager.get(retry.id).state == "answered"  # type: ignore[union-attr]
-    assert [(e.kind, e.data) for e in manager.events(retry.id)] == [("end", {"state": "answered"})]
+    assert [e.data for e in manager.events(retry.id)] == [EndEvent(state="answered")]
     stored = storage.load_messages(chat)
     assert [(m.role, m.content) for m in stored] == [("user", "A question"), ("assistant", "An answer worth keeping.")]
     assert not is_unanswered(stored)
@@ -230,12 +228,12 @@ def _cut_run(storage: SqliteStorage, chat: str, answer: ChatMessage | None) -> R
         chat, None, [ChatMessage(role="user", content="A question")], owner="killed", lease_until=now_ms() + 60_000
     )
     assert runs.mark_running(run.id)
-    runs.append_event(run.id, "status", {"status": "streaming", "activeTool": None})
-    runs.append_event(run.id, "text", {"delta": "The whole "})
+    runs.append_event(run.id, StatusEvent(status="responding"))
+    runs.append_event(run.id, TextEvent(delta="The whole "))
     if answer is not None:
-        runs.append_event(run.id, "text", {"delta": "answer."})
+        runs.append_event(run.id, TextEvent(delta="answer."))
         storage.append_message(chat, answer)
-        runs.append_event(run.id, "message", {"id": answer.id, "role": "assistant"})
+        runs.append_event(run.id, MessageEvent(id=answer.id, role="assistant"))
     runs.renew_leases("killed", now_ms() - 1)  # the process is gone: its lease has run out
     return run
 
@@ -301,7 +299,7 @@ def test_an_end_the_database_refused_reads_as_ended_here_and_is_recorded_by_the_
     second = manager.start(chat, None, ChatMessage(role="user", content="Next"))
     recorded = storage.run_store().get_run(run.id)
     assert recorded is not None and recorded.state == "answered"
-    assert [(e.kind, e.data) for e in manager.events(run.id)] == [("end", {"state": "answered"})]
+    assert [e.data for e in manager.events(run.id)] == [EndEvent(state="answered")]
     assert manager.active_run(chat) == manager.get(second.id)
     manager.stop(second.id)
     storage.close()

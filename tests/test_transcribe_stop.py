@@ -15,9 +15,10 @@ import pytest
 from agent_app.media.media_errors import MediaError
 from agent_app.media.stoppable import run_stoppable
 from agent_app.plugins import build_tool_registry
+from agent_app.runs.events import ToolProgressEvent
 from agent_app.storage import SqliteStorage
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
-from agent_app.types import AgentContext, ChatMessage, StopRequested
+from agent_app.types import AgentContext, Cancellation, ChatMessage, StopRequested
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 from tests.run_support import manager_for
 from testsupport.media_factory import AUDIO_RATE, MediaFile, speech_track
@@ -53,7 +54,7 @@ def test_stop_ends_a_running_transcription_within_a_second(  # offline first: it
     run = manager.start(chat, context, ChatMessage(role="user", content="What is said?"))
     deadline = time.monotonic() + WAIT
     while not any(
-        event.kind == "tool_progress" and str(event.data.get("message", "")).startswith("Transcribing")
+        isinstance(event.data, ToolProgressEvent) and event.data.message.startswith("Transcribing")
         for event in manager.events(run.id)
     ):
         assert time.monotonic() < deadline, f"the transcription never started: {manager.events(run.id)[-5:]}"
@@ -87,14 +88,14 @@ def test_progress_reaches_the_caller_in_its_own_thread_and_failures_are_raised_t
     def on_progress(fraction: float) -> None:
         seen.append((fraction, threading.current_thread() is caller))
 
-    assert run_stoppable(work, on_progress, lambda: False) == "done"
+    assert run_stoppable(work, on_progress, Cancellation()) == "done"
     assert seen == [(0.5, True), (1.0, True)]
 
     def failing(progress: Callable[[float], None]) -> str:
         raise MediaError("the file is damaged")
 
     with pytest.raises(MediaError, match="damaged"):
-        run_stoppable(failing, on_progress, lambda: False)
+        run_stoppable(failing, on_progress, Cancellation())
 
 
 def test_a_stopped_worker_ends_at_its_next_progress_report() -> None:
@@ -111,7 +112,9 @@ def test_a_stopped_worker_ends_at_its_next_progress_report() -> None:
             ended.set()
 
     pressed = time.monotonic() + 0.2
+    stop = Cancellation()
+    threading.Timer(0.2, stop.set).start()
     with pytest.raises(StopRequested):
-        run_stoppable(work, lambda fraction: None, lambda: time.monotonic() > pressed)
+        run_stoppable(work, lambda fraction: None, stop)
     assert time.monotonic() - pressed < 0.5
     assert ended.wait(1.0) and len(reports) < 100

@@ -13,10 +13,10 @@ import pytest
 
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
-from agent_app.routes.chat import handle_chat_body
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
 from fake_llm import FakeLLMServer, json_reply, raw_reply
+from tests.chat_support import post_chat, stream_answer
 
 SIGNATURE = base64.b64encode(b"\n\x91\x03\x01\xcb\xbd\xf0\xf0k\xd1\xa1\x16\x02+\x94\xb9\xabUyz").decode()
 USAGE = {
@@ -54,7 +54,7 @@ def _model(*parts: dict[str, Any]) -> dict[str, Any]:
 def _chat(server: FakeLLMServer, body: dict[str, Any], messages: list[ChatMessage] | None = None) -> ChatResponse:
     server.gemini.push(json_reply(body))
     adapter = get_adapter(load_llm_config(load_settings()))
-    return adapter.chat(messages or [ChatMessage(role="user", content="What is said?")])
+    return stream_answer(adapter, messages or [ChatMessage(role="user", content="What is said?")])
 
 
 def test_gemini_2_5_call_without_id_with_signature(gemini_llm: FakeLLMServer) -> None:
@@ -159,7 +159,7 @@ def test_blocked_or_failed_candidates_are_502_with_the_reason_logged(
 ) -> None:
     gemini_llm.gemini.push(json_reply(_response(candidate)))
     with caplog.at_level(logging.WARNING):
-        result = handle_chat_body(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
+        result = post_chat(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})
     assert candidate["finishReason"] in caplog.text
 
@@ -168,7 +168,7 @@ def test_blocked_prompt_without_candidates(gemini_llm: FakeLLMServer, caplog: py
     body = _response(None, promptFeedback={"blockReason": "PROHIBITED_CONTENT", "safetyRatings": SAFETY_RATINGS})
     gemini_llm.gemini.push(json_reply(body))
     with caplog.at_level(logging.WARNING):
-        result = handle_chat_body(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
+        result = post_chat(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
     assert result.status == 502
     assert "PROHIBITED_CONTENT" in caplog.text
 
@@ -233,7 +233,7 @@ def test_gemini_error_bodies_become_502_with_the_cause_logged(
 ) -> None:
     gemini_llm.gemini.push(json_reply(body, status))
     with caplog.at_level(logging.WARNING):
-        result = handle_chat_body(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
+        result = post_chat(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})
     assert logged in caplog.text and f"[{status}]" in caplog.text
 
@@ -243,7 +243,7 @@ def test_gemini_html_page_from_a_proxy(gemini_llm: FakeLLMServer, caplog: pytest
     for status in (502, 200):
         gemini_llm.gemini.push(raw_reply(page, status=status, content_type="text/html"))
         with caplog.at_level(logging.WARNING):
-            result = handle_chat_body(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
+            result = post_chat(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
         assert (result.status, result.body) == (502, {"error": "LLM provider error"})
 
 

@@ -17,10 +17,10 @@ import pytest
 
 from agent_app.llm_config import load_llm_config
 from agent_app.providers import ProviderError, get_adapter
-from agent_app.routes.chat import handle_chat_body
 from agent_app.settings import load_settings
 from agent_app.types import ChatMessage, ChatResponse, ToolCall, ToolResult
 from fake_llm import CANARY_API_KEY, FakeLLMServer, json_reply, raw_reply
+from tests.chat_support import post_chat, stream_answer
 
 TRANSCRIBE_ARGS = '{"assetId": "asset-a1", "language": "en"}'
 
@@ -51,7 +51,7 @@ def _completion(message: dict[str, Any], finish_reason: str | None, **extra: Any
 def _chat(server: FakeLLMServer, payload: dict[str, Any] | bytes) -> ChatResponse:
     server.chat.push(json_reply(payload) if isinstance(payload, dict) else raw_reply(payload))
     adapter = get_adapter(load_llm_config(load_settings()))
-    return adapter.chat([ChatMessage(role="user", content="What is said?")])
+    return stream_answer(adapter, [ChatMessage(role="user", content="What is said?")])
 
 
 def _calls(response: ChatResponse) -> list[tuple[str, str, dict[str, Any]]]:
@@ -387,7 +387,7 @@ def test_openai_error_bodies_become_502_with_the_cause_logged(
     # Twice: a context-length refusal is retried once, smaller, before it is the provider's failure.
     openai_llm.chat.push(json_reply(body, status, headers), json_reply(body, status, headers))
     with caplog.at_level(logging.WARNING):
-        result = handle_chat_body(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
+        result = post_chat(json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode())
     assert (result.status, result.body) == (502, {"error": "LLM provider error"})
     assert logged in caplog.text and f"[{status}]" in caplog.text
     assert CANARY_API_KEY not in caplog.text
@@ -402,7 +402,7 @@ def test_html_pages_from_a_proxy(openai_llm: FakeLLMServer, caplog: pytest.LogCa
     for status in (502, 200):
         openai_llm.chat.push(raw_reply(page, status=status, content_type="text/html"))
         with caplog.at_level(logging.WARNING):
-            result = handle_chat_body(body)
+            result = post_chat(body)
         assert (result.status, result.body) == (502, {"error": "LLM provider error"})
     assert "502 Bad Gateway" in caplog.text
     assert "Traceback" not in caplog.text
@@ -422,7 +422,7 @@ def test_ids_openai_would_refuse_are_aliased_consistently(openai_llm: FakeLLMSer
             ChatMessage(role="tool", tool_result=ToolResult(tool_call_id=call_id, name="transcribe_video", result=1))
         )
     openai_llm.chat.push(json_reply(_completion({"role": "assistant", "content": "ok"}, "stop")))
-    get_adapter(load_llm_config(load_settings())).chat(history)
+    stream_answer(get_adapter(load_llm_config(load_settings())), history)
     sent = openai_llm.chat.last.json["messages"]
     call_ids = [m["tool_calls"][0]["id"] for m in sent if m["role"] == "assistant"]
     result_ids = [m["tool_call_id"] for m in sent if m["role"] == "tool"]
