@@ -32,7 +32,7 @@ class RouteAnswer:
 
 def post_chat(body: bytes, headers: dict[str, str] | None = None) -> RouteAnswer:
     """``POST /api/agent/chat`` with ``body``, answered by the real endpoint."""
-    with TestClient(Starlette(routes=chat_routes()), client=LOOPBACK) as client:
+    with TestClient(Starlette(routes=chat_routes()), base_url="http://127.0.0.1:8501", client=LOOPBACK) as client:
         response = client.post(ROUTE_PATH, content=body, headers=headers or {"Content-Type": "application/json"})
     return RouteAnswer(response.status_code, response.json(), dict(response.headers))
 

@@ -17,6 +17,7 @@ from agent_app.media.backends import config as transcribe_config
 from agent_app.media.backends import gemini_api, openai_api
 from agent_app.media.downmix import CANCELLATION_RATIO
 from agent_app.routes.chat import RETRY_AFTER_SECONDS
+from agent_app.runs.events import SSE_NAMES
 from agent_app.runs.manager import HEARTBEAT_SECONDS, LEASE_MS
 from agent_app.settings import SETTING_NAMES, Settings
 from agent_app.storage import ALLOWED_EXTENSIONS
@@ -126,6 +127,7 @@ def test_the_readme_route_shapes_are_the_ones_on_the_wire() -> None:
     assert fitted is not None
     reported = {str(field.alias) for field in ContextReport.model_fields.values()}
     assert set(re.findall(r"`(\w+)`", fitted.group(1))) == reported
-    emitted = set(re.findall(r'_event\("(\w+)"', (ROOT / "agent_app/routes/chat_events.py").read_text()))
-    table = readme[readme.index("| event | data | when |") : readme.index("A request that fails before any text")]
-    assert set(re.findall(r"\| `(\w+)` \|", table)) == emitted == {"text", "toolCall", "usage", "done", "error"}
+    route = readme[readme.index("| event | data | when |") : readme.index("A run on the server records")]
+    assert set(re.findall(r"\| `(\w+)` \|", route)) == {"text", "toolCall", "usage", "done", "error"}
+    tables = readme[readme.index("| event | data | when |") : readme.index("A request that fails before any text")]
+    assert sorted(re.findall(r"\| `(\w+)` \|", tables)) == sorted(SSE_NAMES)  # each run event's name, once

@@ -44,7 +44,7 @@ def test_each_thread_keeps_one_loop_for_its_requests_closed_when_the_thread_ends
 
 def test_a_thread_running_an_event_loop_is_told_to_await_instead() -> None:
     async def inside() -> None:
-        with pytest.raises(RuntimeError, match="achat"):
+        with pytest.raises(RuntimeError, match="await the coroutine"):
             run_streaming(_three_pieces)
 
     asyncio.run(inside())

@@ -12,7 +12,7 @@ import pytest
 
 from agent_app.orchestrator import NOT_RUN_STOPPED
 from agent_app.registry import ToolRegistry
-from agent_app.runs.events import TextEvent, UsageEvent
+from agent_app.runs.events import TextEvent, ToolCallEvent, ToolProgressEvent, ToolResultEvent, UsageEvent
 from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.models import Run
 from agent_app.storage import SqliteStorage
@@ -146,6 +146,12 @@ def _stop_during_tool(storage: SqliteStorage, llm: FakeLLMServer, provider: str)
     assert errors == [STOPPED_TOOL_ERROR, NOT_RUN_STOPPED]
     requests = llm.chat.requests if provider == "openai" else llm.gemini.requests
     assert len(requests) == 1  # the stopped results were not sent on
+    events = [e.data for e in manager.events(run.id)]
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert [c.name for c in calls] == ["count_slowly", "count_slowly"]
+    answered = [(e.tool_call_id, e.error) for e in events if isinstance(e, ToolResultEvent)]
+    assert answered == [(calls[0].id, STOPPED_TOOL_ERROR), (calls[1].id, NOT_RUN_STOPPED)]
+    assert any(isinstance(e, ToolProgressEvent) and e.tool_call_id == calls[0].id for e in events)
 
     second = finished(manager, ask(manager, chat, "Something else"), WAIT)
     assert second.state == "answered"

@@ -4,6 +4,7 @@ leases that tell a dead run from a live one, Stop through storage, the bounded e
 from __future__ import annotations
 
 import functools
+import json
 import sqlite3
 import threading
 import time
@@ -11,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from agent_app.runs.events import EndEvent, MessageEvent, StatusEvent, TextEvent
+from agent_app.errors import ErrorKind
+from agent_app.runs.events import (
+    EndEvent,
+    MessageEvent,
+    StatusEvent,
+    TextEvent,
+    ToolProgressEvent,
+    UsageEvent,
+)
 from agent_app.runs.manager import RunControl, RunEnd, RunJob, ThreadRunManager
 from agent_app.runs.models import Run, RunBusyError
 from agent_app.runs.recovery import INTERRUPTED_ERROR, is_unanswered
@@ -91,6 +100,53 @@ def test_events_are_numbered_and_read_after_a_sequence_number(storage: SqliteSto
     assert [runs.append_event(run.id, TextEvent(delta=d)) for d in ("Hel", "lo", " ✓")] == [1, 2, 3]
     assert [e.data for e in runs.events(run.id)] == [TextEvent(delta=d) for d in ("Hel", "lo", " ✓")]
     assert [e.seq for e in runs.events(run.id, after_seq=2)] == [3]
+
+
+def test_events_the_first_release_wrote_read_as_typed_events(storage: SqliteStorage, tmp_path: Path) -> None:
+    """Rows in the shapes the first release stored (kind, camelCase JSON), written with sqlite3 directly, read
+    as the typed events and fold into the same live view; a kind this release does not know is skipped."""
+    chat = conversation(storage)
+    run = storage.run_store().create_run(chat, None, [], owner="a", lease_until=now_ms() + 60_000)
+    rows = [
+        ("status", {"status": "processing", "activeTool": "transcribe_video"}),
+        ("message", {"id": "m1", "role": "assistant"}),
+        ("tool_progress", {"toolCallId": "c1", "name": "transcribe_video", "fraction": 0.5, "message": "Half"}),
+        ("text", {"delta": "So far"}),
+        ("usage", {"inputTokens": 12, "outputTokens": 3}),
+        ("message", {"id": "m2", "role": "tool", "toolCallId": "c1"}),
+        ("a_later_kind", {"anything": 1}),
+        ("end", {"state": "error", "error": "The model failed", "errorKind": "rate_limited"}),
+    ]
+    database = sqlite3.connect(tmp_path / "data" / "agent.sqlite3")
+    with database:
+        database.executemany(
+            "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
+            [(run.id, seq, kind, json.dumps(data), 1) for seq, (kind, data) in enumerate(rows, start=1)],
+        )
+    database.close()
+    events = storage.run_store().events(run.id)
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5, 6, 8]
+    assert [e.data for e in events] == [
+        StatusEvent(status="processing", active_tool="transcribe_video"),
+        MessageEvent(id="m1", role="assistant"),
+        ToolProgressEvent(tool_call_id="c1", name="transcribe_video", fraction=0.5, message="Half"),
+        TextEvent(delta="So far"),
+        UsageEvent(input_tokens=12, output_tokens=3),
+        MessageEvent(id="m2", role="tool", tool_call_id="c1"),
+        EndEvent(state="error", error="The model failed", error_kind=ErrorKind.RATE_LIMITED),
+    ]
+    view = RunView(run_id=run.id).apply(events[:4])
+    assert (view.status, view.active_tool, view.text, list(view.progress)) == (
+        "processing",
+        "transcribe_video",
+        "So far",
+        ["c1"],
+    )
+    view.apply(events[4:])
+    assert (view.input_tokens, view.progress, view.ended) == (12, {}, "error")
+    # What this release writes is the same shape: the stored JSON of each event, without its kind.
+    stored = [json.loads(e.data.stored_json()) for e in events]
+    assert stored == [data for kind, data in rows if kind != "a_later_kind"]
 
 
 def test_manager_starts_at_once_and_stop_ends_the_run(storage: SqliteStorage) -> None:
