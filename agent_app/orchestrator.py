@@ -274,8 +274,7 @@ class Orchestrator:
         self._notify("on_status", status, active_tool)
 
     def _progress(self, call: ToolCall, fraction: float, message: str) -> None:
-        if self._stop_asked():
-            raise StopRequested
+        self.options.cancellation.check()
         try:
             clamped = min(1.0, max(0.0, float(fraction)))
         except (TypeError, ValueError):
