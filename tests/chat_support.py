@@ -4,6 +4,8 @@ status); and an adapter's one streamed request on the calling thread's own loop,
 
 from __future__ import annotations
 
+import atexit
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,10 +32,19 @@ class RouteAnswer:
     headers: dict[str, str]
 
 
+@functools.cache
+def _route_client() -> TestClient:
+    """One client, so one event loop for every route request of the test process, as a server has: the SDK
+    clients the adapters keep per loop (with their connections) are never left on a closed loop."""
+    client = TestClient(Starlette(routes=chat_routes()), base_url="http://127.0.0.1:8501", client=LOOPBACK)
+    client.__enter__()
+    atexit.register(client.__exit__)
+    return client
+
+
 def post_chat(body: bytes, headers: dict[str, str] | None = None) -> RouteAnswer:
     """``POST /api/agent/chat`` with ``body``, answered by the real endpoint."""
-    with TestClient(Starlette(routes=chat_routes()), base_url="http://127.0.0.1:8501", client=LOOPBACK) as client:
-        response = client.post(ROUTE_PATH, content=body, headers=headers or {"Content-Type": "application/json"})
+    response = _route_client().post(ROUTE_PATH, content=body, headers=headers or {"Content-Type": "application/json"})
     return RouteAnswer(response.status_code, response.json(), dict(response.headers))
 
 
