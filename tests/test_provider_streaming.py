@@ -248,10 +248,15 @@ def test_bursts_of_concurrent_requests_reuse_their_connections(provider: tuple[s
         ports = []
         for _ in range(3):
             seen = len(endpoint.requests)
-            answers = await asyncio.gather(*(adapter.achat(HELLO.messages) for _ in range(BURST)))
+            answers = await asyncio.gather(
+                *(
+                    adapter.stream(HELLO.messages, system_prompt="", tool_schemas=[], on_text=lambda _: None)
+                    for _ in range(BURST)
+                )
+            )
             assert [answer.content for answer in answers] == ["All fine."] * BURST
             ports.append({recorded.client_port for recorded in endpoint.requests[seen:]})
-        await adapter.achat(HELLO.messages)
+        await adapter.stream(HELLO.messages, system_prompt="", tool_schemas=[], on_text=lambda _: None)
         return ports, endpoint.requests[-1].client_port
 
     ports, alone = asyncio.run(bursts())
