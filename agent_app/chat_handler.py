@@ -23,13 +23,13 @@ from agent_app.llm_config import (
     UnknownProviderError,
     load_llm_config,
 )
-from agent_app.plugins import ToolConfigurationError, enabled_tool_registry
 from agent_app.prompt import build_system_prompt
 from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
 from agent_app.providers.provider_loop import TextSink, run_streaming
 from agent_app.request_validation import check_chat_request
 from agent_app.settings import Settings
+from agent_app.tool_plugins import ToolConfigurationError, enabled_tool_registry
 from agent_app.types import AgentContext, Cancellation, ChatMessage, ChatRequest, ChatResponse, ToolSchema
 
 logger = logging.getLogger(__name__)

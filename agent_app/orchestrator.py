@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.registry import ToolRegistry
-from agent_app.stores import AgentStore, ChatStore
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.tool_calls import (
     ReadyCall,
     describe_exception,

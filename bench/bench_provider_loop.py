@@ -36,8 +36,8 @@ from agent_app.chat_handler import ChatHandler
 from agent_app.orchestrator import Orchestrator
 from agent_app.providers import clear_adapter_cache
 from agent_app.registry import ToolRegistry
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import load_settings
-from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import ChatMessage, ToolDefinition
 from bench.raw_sdk_loops import (
     CONTEXT,

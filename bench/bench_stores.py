@@ -1,7 +1,7 @@
 """What keeping the chat history as JSON in session state costs the page on every rerun.
 
 The page reads ``ChatStore.messages`` at least once per Streamlit rerun. The store keeps JSON text
-(see ``agent_app/stores.py`` for why), so each read parses it. Baseline, measured in the same run:
+(see ``agent_app/session_stores.py`` for why), so each read parses it. Baseline, measured in the same run:
 ``json.loads`` of the same text, the least any reader of stored JSON must pay; the ratio says what
 pydantic validation adds on top. Also shown: appending one message to a long history, against the
 same baseline for that message.
@@ -15,7 +15,7 @@ import json
 import timeit
 from typing import Any
 
-from agent_app.stores import ChatStore
+from agent_app.session_stores import ChatStore
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 
 TURNS = 50

@@ -1,2 +1,2 @@
-"""The project's own tool plugins, registered by module name (``agent_app.plugins.BUILTIN_PLUGINS``);
+"""The project's own tool plugins, registered by module name (``agent_app.tool_plugins.BUILTIN_PLUGINS``);
 installed packages add theirs through the ``agent_app.tools`` entry-point group."""

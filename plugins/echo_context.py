@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agent_app.plugins import hookimpl
 from agent_app.tool_args import ToolArgs
+from agent_app.tool_plugins import hookimpl
 from agent_app.types import ToolDefinition, ToolEnvironment
 
 

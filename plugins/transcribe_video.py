@@ -24,8 +24,8 @@ from agent_app.media import (
     language_code,
     transcribe_asset,
 )
-from agent_app.plugins import hookimpl
 from agent_app.tool_args import ToolArgs
+from agent_app.tool_plugins import hookimpl
 from agent_app.types import MediaAsset, ToolDefinition, ToolEnvironment
 
 RESULT_TEXT_BUDGET = 8_000

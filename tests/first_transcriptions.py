@@ -19,9 +19,9 @@ from typing import Any
 
 import moonshine_voice
 
-from agent_app.plugins import build_tool_registry
 from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
 from agent_app.validation import parse_tool_args
 

@@ -18,11 +18,11 @@ from starlette.testclient import TestClient
 from agent_app.chat_clients import HttpChatClient
 from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ChatError
-from agent_app.plugins import build_tool_registry
 from agent_app.prompt import build_system_prompt, format_ms
 from agent_app.routes.access import authorize, is_loopback
 from agent_app.routes.chat import ROUTE_PATH, chat_endpoint, chat_routes
 from agent_app.settings import load_settings
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import AgentContext, ChatRequest, MediaAsset, ToolParameter, ToolSchema
 from fake_llm import (
     CANARY_API_KEY,

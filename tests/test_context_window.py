@@ -18,9 +18,9 @@ from agent_app.errors import ErrorKind
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import load_settings
 from agent_app.storage import SqliteStorage
-from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import ChatMessage, ChatRequest, ContextReport, ToolDefinition, ToolEnvironment, ToolParameter
 from agent_app.ui.context_status import CUT_MARKER

@@ -10,9 +10,9 @@ import pytest
 
 from agent_app.chat_handler import ChatHandler
 from agent_app.orchestrator import Orchestrator
-from agent_app.plugins import build_tool_registry
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import load_settings
-from agent_app.stores import AgentStore, ChatStore
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import AgentContext, ChatMessage, ToolResult
 from fake_llm import (
     FakeLLMServer,

@@ -18,13 +18,13 @@ import pytest
 from agent_app.chat_handler import ChatHandler
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, Orchestrator
 from agent_app.orchestrator_options import MAX_CALLS_PER_ROUND, OrchestratorOptions
-from agent_app.plugins import build_tool_registry
 from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
 from agent_app.request_validation import conversation_problems
 from agent_app.runs.recovery import close_unfinished_calls
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import load_settings
-from agent_app.stores import AgentStore, ChatStore
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import (
     ChatMessage,
     ChatRequest,

@@ -16,8 +16,8 @@ from agent_app.orchestrator_options import OrchestratorOptions
 from agent_app.providers import get_adapter
 from agent_app.providers.provider_text import valid_data, valid_text
 from agent_app.registry import ToolRegistry
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import load_settings
-from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import ChatMessage, ExecutionState, ToolCall
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, raw_reply, tool_call
 from tests.chat_support import post_chat, stream_answer

@@ -20,11 +20,11 @@ from agent_app.chat_handler import ChatHandler
 from agent_app.invisible_chars import escape_invisible
 from agent_app.orchestrator import Orchestrator
 from agent_app.orchestrator_options import OrchestratorOptions
-from agent_app.plugins import build_tool_registry
 from agent_app.prompt import ROLE
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
-from agent_app.stores import AgentStore, ChatStore
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import AgentContext
 from fake_llm import (
     FakeLLMServer,

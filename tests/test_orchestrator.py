@@ -15,10 +15,10 @@ import pytest
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE, Orchestrator, OrchestratorBusyError
 from agent_app.orchestrator_options import MAX_ITERATIONS, OrchestratorOptions
-from agent_app.plugins import build_tool_registry
 from agent_app.providers.provider_loop import TextSink
 from agent_app.registry import ToolRegistry
-from agent_app.stores import AgentStore, ChatStore
+from agent_app.session_stores import AgentStore, ChatStore
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import (
     AgentContext,
     ChatMessage,

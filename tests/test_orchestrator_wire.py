@@ -15,8 +15,8 @@ from typing import Any
 from agent_app.chat_handler import ChatHandler
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import load_settings
-from agent_app.stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import AgentContext, ToolDefinition, ToolEnvironment, ToolParameter
 from fake_llm import (

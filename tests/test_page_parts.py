@@ -31,7 +31,7 @@ def _live_run_script(stop_requested: bool) -> None:
     from agent_app.runs.events import RunEvent
     from agent_app.runs.models import Run
     from agent_app.runs.view import RunView
-    from agent_app.stores import AgentStore
+    from agent_app.session_stores import AgentStore
     from agent_app.ui.live_status import render_live_run
 
     def event(seq: int, kind: str, **data: object) -> RunEvent:

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_app.plugins import (
+from agent_app.registry import DefinitionRegistry, DuplicateDefinitionError, ToolRegistry
+from agent_app.settings import load_settings
+from agent_app.tool_args import ToolArgs
+from agent_app.tool_plugins import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
     ToolConfigurationError,
@@ -20,9 +23,6 @@ from agent_app.plugins import (
     create_plugin_manager,
     enabled_tool_registry,
 )
-from agent_app.registry import DefinitionRegistry, DuplicateDefinitionError, ToolRegistry
-from agent_app.settings import load_settings
-from agent_app.tool_args import ToolArgs
 from agent_app.types import ToolDefinition, ToolEnvironment
 
 
@@ -78,7 +78,7 @@ def test_registry_basics_keep_registration_order() -> None:
 # -- plugin discovery ------------------------------------------------------------------------------
 
 TOOL_PLUGIN = """
-from agent_app.plugins import hookimpl
+from agent_app.tool_plugins import hookimpl
 from agent_app.tool_args import ToolArgs
 from agent_app.types import ToolDefinition
 
@@ -132,7 +132,7 @@ def test_plugin_whose_hook_fails_is_named(write_plugin: Writer) -> None:
     raiser = write_plugin(
         "raiser",
         """
-        from agent_app.plugins import hookimpl
+        from agent_app.tool_plugins import hookimpl
 
         @hookimpl
         def agent_app_tools():
@@ -147,7 +147,7 @@ def test_plugin_with_a_misspelled_hook_is_named(write_plugin: Writer) -> None:
     typo = write_plugin(
         "typo",
         """
-        from agent_app.plugins import hookimpl
+        from agent_app.tool_plugins import hookimpl
 
         @hookimpl
         def agent_app_tool():
@@ -165,7 +165,7 @@ def test_plugin_returning_something_else_is_named(write_plugin: Writer, returned
     odd = write_plugin(
         "odd",
         f"""
-        from agent_app.plugins import hookimpl
+        from agent_app.tool_plugins import hookimpl
 
         @hookimpl
         def agent_app_tools():

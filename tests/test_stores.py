@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agent_app.stores import AgentStore, ChatStore
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.types import AgentContext, ChatMessage, MediaAsset, ToolCall, ToolResult
 
 

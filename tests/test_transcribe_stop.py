@@ -14,10 +14,10 @@ import pytest
 
 from agent_app.media.media_errors import MediaError
 from agent_app.media.stoppable import run_stoppable
-from agent_app.plugins import build_tool_registry
 from agent_app.runs.events import ToolProgressEvent
 from agent_app.storage import SqliteStorage
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import AgentContext, Cancellation, ChatMessage, StopRequested
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 from tests.run_support import manager_for

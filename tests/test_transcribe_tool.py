@@ -19,8 +19,8 @@ import pytest
 from agent_app.media import TranscriptionError, saved_transcript, transcribe_asset
 from agent_app.media.audio import AudioInput
 from agent_app.media.transcript_types import Transcript, TranscriptSegment
-from agent_app.plugins import build_tool_registry
 from agent_app.settings import load_settings
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import MediaAsset
 from agent_app.validation import ToolArgumentsError, parse_tool_args
 from plugins.transcribe_video import MAX_RESULT_SEGMENTS, tool_result

@@ -18,7 +18,7 @@ from agent_app import types
 from agent_app.orchestrator import Orchestrator
 from agent_app.registry import ToolRegistry
 from agent_app.routes.chat import chat_endpoint
-from agent_app.stores import AgentStore, ChatStore
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.tool_args import ToolArgs
 from agent_app.types import (
     AgentContext,

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from agent_app.plugins import build_tool_registry
 from agent_app.tool_args import ParameterType, ToolArgs
+from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import ToolDefinition, ToolEnvironment, ToolParameter
 from agent_app.validation import ToolArgumentsError, describe_unknown_tool, parse_tool_args
 from tests.tool_support import make_tool

@@ -2,7 +2,7 @@
 
 :class:`RunManager` is the interface; :class:`ThreadRunManager` implements it with a bounded executor
 in this process. Nothing that uses the interface assumes the run is in the same process: a run, its
-Stop request and its events are all in the :class:`~agent_app.runs.store.RunStore`, so a job queue
+Stop request and its events are all in the :class:`~agent_app.runs.run_store.RunStore`, so a job queue
 on a shared database (a PostgreSQL or Redis job library) can take the executor's place without the
 page or the orchestrator changing. In-process extras are only shortcuts: Stop also sets the run's
 :class:`~agent_app.cancellation.Cancellation` at once (the heartbeat sets it for Stops other processes

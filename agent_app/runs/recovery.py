@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_app.runs.models import Run, RunState
-from agent_app.stores import ChatStore
+from agent_app.session_stores import ChatStore
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 
 INTERRUPTED_ERROR = "Interrupted: the run stopped before this call finished"

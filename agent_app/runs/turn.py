@@ -25,9 +25,9 @@ from agent_app.runs.events import (
 )
 from agent_app.runs.manager import RunControl, RunEnd
 from agent_app.runs.models import Run
+from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import Settings
 from agent_app.storage import ProjectMediaLibrary, Storage
-from agent_app.stores import AgentStore, ChatStore
 from agent_app.types import ChatClient, ChatMessage, ExecutionState, ToolCall
 
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO, Protocol, runtime_checkable
 
-from agent_app.runs.store import RunStore
+from agent_app.runs.run_store import RunStore
+from agent_app.session_stores import ChatPersistence
 from agent_app.storage.models import Conversation, Project, Scene
-from agent_app.stores import ChatPersistence
 from agent_app.types import ChatMessage, MediaAsset
 
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 class ConversationPersistence:
     """Writes each message the moment the chat store appends it, so a crash loses nothing said.
 
-    Satisfies ``agent_app.stores.ChatPersistence``. ``messages_cleared`` empties *this*
+    Satisfies ``agent_app.session_stores.ChatPersistence``. ``messages_cleared`` empties *this*
     conversation; starting a new chat is a new conversation instead, so the old one stays listed.
     """
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
 from agent_app.storage.persistence import ConversationPersistence
-from agent_app.storage.runs import SqliteRunStore
 from agent_app.storage.sqlite_assets import AssetRows
 from agent_app.storage.sqlite_conversations import ConversationRows
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase
 from agent_app.storage.sqlite_projects import ProjectRows
+from agent_app.storage.sqlite_runs import SqliteRunStore
 
 DB_FILE_NAME = "agent.sqlite3"
 MEDIA_DIR_NAME = "media"
@@ -50,7 +50,7 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
         return self._db.schema_version()
 
     def run_store(self) -> SqliteRunStore:
-        """Runs and their events, in this database (see :mod:`agent_app.storage.runs`)."""
+        """Runs and their events, in this database (see :mod:`agent_app.storage.sqlite_runs`)."""
         return SqliteRunStore(self._db)
 
     def chat_persistence(self, conversation_id: str) -> ConversationPersistence:

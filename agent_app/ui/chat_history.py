@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from agent_app.session_stores import SessionState
 from agent_app.settings import Prices
-from agent_app.stores import SessionState
 from agent_app.types import ChatMessage, ToolResult
 from agent_app.ui.context_status import latest_context_report, render_context_status, render_cut_marker
 from agent_app.ui.markdown_text import chat_markdown, typed_markdown

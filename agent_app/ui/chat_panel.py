@@ -25,10 +25,10 @@ from agent_app.runs.manager import RunManager
 from agent_app.runs.models import Run, RunBusyError, TurnChangedError
 from agent_app.runs.recovery import is_unanswered
 from agent_app.runs.view import RunView
+from agent_app.session_stores import SessionState
 from agent_app.settings import Prices
 from agent_app.storage import StorageError
 from agent_app.storage.names import title_from
-from agent_app.stores import SessionState
 from agent_app.types import ChatMessage
 from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import USER_AVATAR, render_history, reset_window

@@ -18,7 +18,7 @@ import uuid
 
 import streamlit as st
 
-from agent_app.stores import SessionState
+from agent_app.session_stores import SessionState
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY
 
 _START_ID = "chat.scroll_start_id"

@@ -9,6 +9,7 @@ import functools
 
 import streamlit as st
 
+from agent_app.session_stores import SessionState
 from agent_app.settings import Settings
 from agent_app.storage import (
     ALLOWED_EXTENSIONS,
@@ -16,7 +17,6 @@ from agent_app.storage import (
     StorageError,
     find_same_file,
 )
-from agent_app.stores import SessionState
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown, format_duration, format_size
 from agent_app.ui.notices import notify, run_confirmed, show_notices

@@ -1,7 +1,7 @@
 """The live part of the chat while a run goes: status, the running tool's progress, the streamed text, Stop;
 and, once a run is cut (a provider error mid-stream, a server stopped), the text it had streamed.
 
-Drawn from the session's :class:`~agent_app.stores.AgentStore` (status and running tool) and the run's
+Drawn from the session's :class:`~agent_app.session_stores.AgentStore` (status and running tool) and the run's
 :class:`~agent_app.runs.view.RunView` (progress, streamed text), both filled from the run's events in storage,
 never from the orchestrator itself, so every tab and every reload draws the same run the same way.
 """
@@ -13,7 +13,7 @@ import streamlit as st
 from agent_app.runs.manager import RunManager
 from agent_app.runs.models import Run
 from agent_app.runs.view import RunView
-from agent_app.stores import AgentStore
+from agent_app.session_stores import AgentStore
 from agent_app.types import ExecutionState
 from agent_app.ui.chat_history import ASSISTANT_AVATAR
 from agent_app.ui.formatting import escape_markdown

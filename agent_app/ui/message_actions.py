@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from agent_app.stores import SessionState
+from agent_app.session_stores import SessionState
 from agent_app.types import ChatMessage
 from agent_app.ui.copy_button import copy_button
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import streamlit as st
 
+from agent_app.session_stores import SessionState
 from agent_app.storage import StorageError
-from agent_app.stores import SessionState
 from agent_app.ui.formatting import escape_markdown
 
 _NOTICES = "sidebar.notices"

@@ -13,10 +13,10 @@ import streamlit as st
 
 from agent_app.llm_config import llm_status
 from agent_app.media import saved_transcript
-from agent_app.plugins import usable_tool_registry
+from agent_app.session_stores import SessionState
 from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, StorageError, open_storage
-from agent_app.stores import SessionState
+from agent_app.tool_plugins import usable_tool_registry
 from agent_app.types import AgentContext, ToolEnvironment
 from agent_app.ui import player, sidebar
 from agent_app.ui.chat_panel import render_chat

@@ -1,7 +1,7 @@
 """Process-wide objects the page shares between sessions and with the routes.
 
 Storage (:func:`agent_app.storage.open_storage`, one instance per ``AGENT_DATA_DIR``) and the tool
-registry (:func:`agent_app.plugins.enabled_tool_registry`, built once per setting) are the ones the
+registry (:func:`agent_app.tool_plugins.enabled_tool_registry`, built once per setting) are the ones the
 routes use, so a changed setting takes effect without a restart. The run manager of a storage owns the
 executor every session's runs go to; a run reads the settings (model, tools) when it starts.
 """
@@ -12,11 +12,11 @@ import functools
 import threading
 
 from agent_app.chat_handler import ChatHandler
-from agent_app.plugins import usable_tool_registry
 from agent_app.runs.manager import RunManager, ThreadRunManager
 from agent_app.runs.turn import Assistant, run_turn
 from agent_app.settings import Settings, load_settings
 from agent_app.storage import Storage, open_storage
+from agent_app.tool_plugins import usable_tool_registry
 
 
 def current_assistant() -> Assistant:

@@ -5,8 +5,8 @@ state so two sessions never see each other's unsaved choices; what outlives the 
 from __future__ import annotations
 
 from agent_app.prompt import MAX_LISTED_ASSETS
+from agent_app.session_stores import AgentStore, ChatStore, SessionState
 from agent_app.storage import NotFoundError, Project, Storage
-from agent_app.stores import AgentStore, ChatStore, SessionState
 from agent_app.types import AgentContext, MediaAsset
 
 DEFAULT_PROJECT_NAME = "My first project"

@@ -1,6 +1,6 @@
 """Runs and run events in the SQLite database of :class:`~agent_app.storage.sqlite.SqliteStorage`.
 
-Implements :class:`agent_app.runs.store.RunStore` on the storage's :class:`SqliteDatabase` (its
+Implements :class:`agent_app.runs.run_store.RunStore` on the storage's :class:`SqliteDatabase` (its
 per-thread connections and write transactions), so a run, the messages it starts with (and the branch
 they replace) and its events commit with the same guarantees as the conversation. The unique partial index
 ``one_active_run_per_conversation`` (schema 2) is what refuses a second active run; PostgreSQL has the
@@ -45,7 +45,7 @@ def _run_of(row: sqlite3.Row) -> Run:
 
 
 class SqliteRunStore:
-    """The run store of one SQLite database (see :class:`agent_app.runs.store.RunStore`)."""
+    """The run store of one SQLite database (see :class:`agent_app.runs.run_store.RunStore`)."""
 
     def __init__(self, db: SqliteDatabase) -> None:
         self._db = db
