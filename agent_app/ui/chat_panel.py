@@ -207,9 +207,13 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     loading = workspace.chat.loading  # from here on the page draws from its stores
     history = st.container(height=HISTORY_HEIGHT, border=False, key=CHAT_HISTORY_KEY, autoscroll=True)
     placeholder = "The assistant is working…" if loading else "Ask about your media…"
-    refused_prompt = state.pop(_REFUSED_PROMPT, None)
+    refused_prompt = state.get(_REFUSED_PROMPT)
     if refused_prompt is not None:  # a question refused while a run went: put back in the box, not lost
+        # Again at every draw while the box is disabled (the page's rerun when the run ends draws a new box,
+        # empty), and a last time when it opens: from then on the text is the user's to change.
         state[PROMPT_KEY] = str(refused_prompt)
+        if not loading:
+            state.pop(_REFUSED_PROMPT)
     st.chat_input(
         NO_MODEL_PLACEHOLDER if runs is None else placeholder,
         key=PROMPT_KEY,
