@@ -5,8 +5,7 @@ route can await hundreds of answers on one loop, no thread each). A caller in a 
 worker, a test, a bench) blocks until its answer anyway, so :func:`run_streaming` runs the coroutine right
 there, on a loop the thread keeps for its life: text deltas reach ``on_text`` directly as they arrive, and
 the SDK client the adapter keeps per loop, with its open connections, serves the thread's next requests.
-(It used to be one shared loop thread, which saved no thread but cost about 0.1 ms of CPU per model
-request in thread hand-offs, more on a busy machine's wall clock: ``bench/bench_provider_loop.py``.)
+(One shared loop thread would save no thread and add a thread hand-off to every model request.)
 A caller that has a loop of its own (the HTTP route) awaits the coroutine on it instead;
 :func:`run_streaming` refuses to nest inside a running loop.
 

@@ -193,6 +193,17 @@ def render_chat(workspace: Workspace, runs: RunManager | None, prices: Prices | 
     st.fragment(_chat_body, run_every=POLL_SECONDS if running else None)(workspace, runs, prices, running)
 
 
+def _restore_refused_prompt(state: SessionState, loading: bool) -> None:
+    """A question refused while a run went goes back in the box: at every draw while the box is disabled (the
+    page's rerun when the run ends draws a new, empty box), and a last time when it opens; from then on the
+    text is the user's to change."""
+    refused_prompt = state.get(_REFUSED_PROMPT)
+    if refused_prompt is not None:
+        state[PROMPT_KEY] = str(refused_prompt)
+        if not loading:
+            state.pop(_REFUSED_PROMPT)
+
+
 def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | None, polling: bool) -> None:
     """History, live run, notices and input. Redrawn alone every :data:`POLL_SECONDS` while a run goes;
     when a run starts or ends the whole page reruns (to start or stop the refreshing, and for the header)."""
@@ -207,13 +218,7 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     loading = workspace.chat.loading  # from here on the page draws from its stores
     history = st.container(height=HISTORY_HEIGHT, border=False, key=CHAT_HISTORY_KEY, autoscroll=True)
     placeholder = "The assistant is working…" if loading else "Ask about your media…"
-    refused_prompt = state.get(_REFUSED_PROMPT)
-    if refused_prompt is not None:  # a question refused while a run went: put back in the box, not lost
-        # Again at every draw while the box is disabled (the page's rerun when the run ends draws a new box,
-        # empty), and a last time when it opens: from then on the text is the user's to change.
-        state[PROMPT_KEY] = str(refused_prompt)
-        if not loading:
-            state.pop(_REFUSED_PROMPT)
+    _restore_refused_prompt(state, loading)
     st.chat_input(
         NO_MODEL_PLACEHOLDER if runs is None else placeholder,
         key=PROMPT_KEY,

@@ -33,8 +33,8 @@ from agent_app.ui.transcript_view import (
 
 @dataclass(frozen=True)
 class TranscriptExport:
-    """One download offered for a transcript, written only when asked for: an hour of speech takes
-    ~10 ms per format, which a redraw must not pay three times over for a button nobody clicked."""
+    """One download offered for a transcript, written only when asked for: a long transcript's every format
+    written on each redraw would be paid for buttons nobody clicked."""
 
     label: str
     file_name: str
