@@ -12,18 +12,19 @@ import logging
 import re
 import threading
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit
 
 SECRET_SETTINGS = (
     "LLM_API_KEY",
     "TRANSCRIBE_API_KEY",
     "AGENT_API_TOKEN",
+    "AGENT_DATABASE_URL",
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
 )
-"""Settings whose values are secrets: the model's and the transcriber's keys, the route token, and the
-variables the SDKs read on their own."""
+"""Settings whose values are secrets: the model's and the transcriber's keys, the route token, the database
+URL (it holds a password; the password alone is redacted too), and the variables the SDKs read on their own."""
 REDACTED = "[redacted]"
 KEY_LIKE = re.compile(
     r"\b(?:sk|gsk|xai|pk|rk)[-_][-_A-Za-z0-9*.]{6,}"  # OpenAI (sk-, sk-proj-, sk-ant-), Groq, xAI, ...
@@ -44,10 +45,23 @@ def configured_secrets() -> list[str]:
     reading = getattr(_inside, "reading", False)  # reading the secrets file may log: don't recurse into it
     _inside.reading = True
     try:
-        values = {str(value) for value in raw_settings(SECRET_SETTINGS, secrets_file=not reading).values()}
+        raw = raw_settings(SECRET_SETTINGS, secrets_file=not reading)
     finally:
         _inside.reading = reading
+    values = {str(value) for value in raw.values()}
+    password = _url_password(str(raw.get("AGENT_DATABASE_URL", "")))
+    if password:
+        values.add(password)
     return sorted(values, key=len, reverse=True)
+
+
+def _url_password(url: str) -> str | None:
+    """The password of a ``scheme://user:password@host/...`` URL, decoded, if it has one."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:  # not a URL one can split: the whole value is redacted all the same
+        return None
+    return unquote(password) if password else None
 
 
 def _spellings(secret: str) -> list[str]:

@@ -105,6 +105,13 @@ class Settings(BaseModel):
         ("transcribe_video",), alias="AGENT_ENABLED_TOOLS", description="a list of tool names"
     )
     data_dir: Path = Field(Path("data"), alias="AGENT_DATA_DIR", description="a directory path")
+    database_url: str | None = Field(
+        None,
+        alias="AGENT_DATABASE_URL",
+        repr=False,
+        pattern=r"^postgres(ql)?://",
+        description="a postgresql:// URL",
+    )
     db_busy_timeout_ms: Whole = Field(
         10_000, alias="AGENT_DB_BUSY_TIMEOUT_MS", ge=0, description="an integer (milliseconds), 0 or more"
     )

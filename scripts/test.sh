@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Fresh machine to passing tests: Debian packages (a browser for the e2e test, a speech synthesizer
-# for the test media, iproute2 for the network-namespace test, GNU time for the suite's peak memory),
+# for the test media, iproute2 for the network-namespace test, GNU time for the suite's peak memory,
+# PostgreSQL for the storage tests on the shared-database backend: the suite starts its own server),
 # the Python packages, then lint, type check and the test suite. Exits with pytest's status.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/system-packages.sh chromium fonts-liberation espeak-ng iproute2 time
+bash scripts/system-packages.sh chromium fonts-liberation espeak-ng iproute2 time postgresql-15
 bash scripts/setup.sh requirements-dev.txt
 echo "== ruff"
 .venv/bin/ruff check .

@@ -1,7 +1,9 @@
 """Shared fixtures. ``fake_llm``: a fresh fake LLM server per test (see the ``fake_llm`` package);
-``openai_llm`` / ``gemini_llm``: the same, with the app configured to use it; ``storage``: a fresh SQLite
-storage in the test's own directory. Every test's run managers are closed after it, so no test leaves
-run workers behind (each holds a thread, an event loop and SDK clients with open connections)."""
+``openai_llm`` / ``gemini_llm``: the same, with the app configured to use it; ``storage``: a fresh storage
+in the test's own directory, on the ``backend`` the test asks for (SQLite unless a module parametrizes
+it, see ``tests/storage_backends.py``); ``postgres_url``: a fresh database on the session's PostgreSQL
+server. Every test's run managers are closed after it, so no test leaves run workers behind (each holds a
+thread, an event loop and SDK clients with open connections)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,16 @@ from pathlib import Path
 import pytest
 
 from agent_app.providers import clear_adapter_cache
-from agent_app.storage import SqliteStorage
 from agent_app.ui.resources import close_run_managers
 from fake_llm import CANARY_API_KEY, FakeLLMServer
+from tests.storage_backends import (
+    AnyStorage,
+    Backend,
+    PostgresForTests,
+    backend_for,
+    fresh_database_url,
+    postgres_for_tests,
+)
 from tests.transcribe_support import SETTINGS as TRANSCRIBE_SETTINGS
 
 LLM_SETTINGS = (
@@ -39,11 +48,28 @@ def _close_run_managers() -> Iterator[None]:
     close_run_managers()
 
 
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresForTests]:
+    """One PostgreSQL server for the whole session, started on first use; fails (never skips) without it."""
+    yield from postgres_for_tests()
+
+
 @pytest.fixture
-def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
-    store = SqliteStorage(tmp_path / "data")
-    yield store
-    store.close()
+def postgres_url(postgres_server: PostgresForTests) -> Iterator[str]:
+    yield from fresh_database_url(postgres_server)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """SQLite in the test's folder; modules that test both backends override this with parameters."""
+    chosen = backend_for(request, "sqlite", tmp_path / "data")
+    yield chosen
+    chosen.close_all()
+
+
+@pytest.fixture
+def storage(backend: Backend) -> AnyStorage:
+    return backend.open()
 
 
 @pytest.fixture

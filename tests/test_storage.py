@@ -1,5 +1,6 @@
-"""SqliteStorage: projects, scenes, media import, conversations and messages, against a real
-SQLite file and real media made with PyAV."""
+"""The storage contract on both backends (ids ``sqlite`` and ``postgres``): projects, scenes, media import,
+conversations and messages, against a real SQLite file or a real PostgreSQL server, and real media made
+with PyAV; what only one backend has (SQLite's WAL file, its busy lock) is tested on that one."""
 
 from __future__ import annotations
 
@@ -7,23 +8,46 @@ import io
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agent_app.settings import load_settings
+from agent_app.settings import SettingsError, load_settings
 from agent_app.storage import (
     AssetRejectedError,
     NotFoundError,
+    PostgresStorage,
     ProjectMediaLibrary,
     SqliteStorage,
     Storage,
     StorageError,
     open_storage,
+    postgres_schema,
+    schema,
 )
-from agent_app.storage.schema import SCHEMA_VERSION
 from agent_app.types import ChatMessage, MediaLibrary, ToolCall, ToolResult
 from tests.media_samples import make_png, make_video, make_wav
+from tests.storage_backends import (
+    BACKENDS,
+    AnyStorage,
+    Backend,
+    another_writer_holding_the_lock,
+    backend_for,
+    raw_rows,
+    set_schema_version,
+)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    chosen = backend_for(request, request.param, tmp_path / "data")
+    yield chosen
+    chosen.close_all()
+
+
+def current_schema_version(backend: Backend) -> int:
+    return schema.SCHEMA_VERSION if backend.name == "sqlite" else postgres_schema.SCHEMA_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +55,16 @@ def sample_video(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return make_video(tmp_path_factory.mktemp("media") / "clip.mp4", seconds=1.0).read_bytes()
 
 
-def media_files(store: SqliteStorage) -> list[Path]:
+def media_files(store: Storage) -> list[Path]:
     return sorted((store.data_dir / "media").iterdir())
 
 
-def test_storage_implements_the_interfaces(storage: SqliteStorage) -> None:
+def test_storage_implements_the_interfaces(storage: Storage) -> None:
     assert isinstance(storage, Storage)
     assert isinstance(storage, MediaLibrary)
 
 
-def test_projects_and_scenes_round_trip(storage: SqliteStorage) -> None:
+def test_projects_and_scenes_round_trip(storage: Storage) -> None:
     project = storage.create_project("  My   film ")
     assert project.name == "My film"
     assert storage.list_projects() == [project]
@@ -54,14 +78,14 @@ def test_projects_and_scenes_round_trip(storage: SqliteStorage) -> None:
     assert storage.rename_project(project.id, "Final cut").name == "Final cut"
 
 
-def test_scene_of_unknown_project_is_refused(storage: SqliteStorage) -> None:
+def test_scene_of_unknown_project_is_refused(storage: Storage) -> None:
     with pytest.raises(NotFoundError):
         storage.create_scene("nope", "Intro")
     with pytest.raises(NotFoundError):
         storage.rename_scene("nope", "x")
 
 
-def test_import_video_records_metadata_under_a_generated_name(storage: SqliteStorage, sample_video: bytes) -> None:
+def test_import_video_records_metadata_under_a_generated_name(storage: Storage, sample_video: bytes) -> None:
     project = storage.create_project("p")
     asset = storage.import_asset(project.id, "../../etc/My Holiday.MP4", io.BytesIO(sample_video))
     assert asset.name == "My Holiday.MP4"
@@ -78,7 +102,7 @@ def test_import_video_records_metadata_under_a_generated_name(storage: SqliteSto
     assert storage.get_asset(asset.id) == asset
 
 
-def test_import_audio_is_an_audio_asset(storage: SqliteStorage, tmp_path: Path) -> None:
+def test_import_audio_is_an_audio_asset(storage: Storage, tmp_path: Path) -> None:
     project = storage.create_project("p")
     wav = make_wav(tmp_path / "voice.wav", seconds=2.0)
     with wav.open("rb") as handle:
@@ -88,8 +112,8 @@ def test_import_audio_is_an_audio_asset(storage: SqliteStorage, tmp_path: Path) 
     assert asset.duration_ms is not None and 1900 <= asset.duration_ms <= 2100
 
 
-def test_upload_too_large_is_rejected_and_leaves_nothing(tmp_path: Path, sample_video: bytes) -> None:
-    store = SqliteStorage(tmp_path / "data")
+def test_upload_too_large_is_rejected_and_leaves_nothing(backend: Backend, sample_video: bytes) -> None:
+    store = backend.open()
     project = store.create_project("p")
     with pytest.raises(AssetRejectedError, match="too large"):
         store.import_asset(project.id, "clip.mp4", io.BytesIO(sample_video), max_bytes=len(sample_video) - 1)
@@ -98,7 +122,7 @@ def test_upload_too_large_is_rejected_and_leaves_nothing(tmp_path: Path, sample_
 
 
 def test_upload_limit_comes_from_the_setting(
-    storage: SqliteStorage, monkeypatch: pytest.MonkeyPatch, sample_video: bytes
+    storage: Storage, monkeypatch: pytest.MonkeyPatch, sample_video: bytes
 ) -> None:
     project = storage.create_project("p")
     monkeypatch.setenv("AGENT_MAX_UPLOAD_MB", "1")
@@ -119,7 +143,7 @@ def test_upload_limit_comes_from_the_setting(
     ],
 )
 def test_non_media_upload_is_rejected_with_a_clear_message(
-    storage: SqliteStorage, name: str, content: bytes, message: str
+    storage: Storage, name: str, content: bytes, message: str
 ) -> None:
     project = storage.create_project("p")
     with pytest.raises(AssetRejectedError, match=message):
@@ -128,7 +152,7 @@ def test_non_media_upload_is_rejected_with_a_clear_message(
     assert storage.list_assets(project.id) == []
 
 
-def test_an_image_renamed_as_video_is_rejected(storage: SqliteStorage, tmp_path: Path) -> None:
+def test_an_image_renamed_as_video_is_rejected(storage: Storage, tmp_path: Path) -> None:
     project = storage.create_project("p")
     png = make_png(tmp_path / "frame.png")
     with pytest.raises(AssetRejectedError, match="not a readable audio or video"):
@@ -136,7 +160,7 @@ def test_an_image_renamed_as_video_is_rejected(storage: SqliteStorage, tmp_path:
     assert media_files(storage) == []
 
 
-def test_remove_asset_deletes_row_and_file(storage: SqliteStorage, sample_video: bytes) -> None:
+def test_remove_asset_deletes_row_and_file(storage: Storage, sample_video: bytes) -> None:
     project = storage.create_project("p")
     asset = storage.import_asset(project.id, "clip.mp4", io.BytesIO(sample_video))
     storage.remove_asset(asset.id)
@@ -147,7 +171,7 @@ def test_remove_asset_deletes_row_and_file(storage: SqliteStorage, sample_video:
         storage.remove_asset(asset.id)
 
 
-def test_project_media_library_only_sees_its_project(storage: SqliteStorage, sample_video: bytes) -> None:
+def test_project_media_library_only_sees_its_project(storage: Storage, sample_video: bytes) -> None:
     mine, other = storage.create_project("mine"), storage.create_project("other")
     asset = storage.import_asset(other.id, "clip.mp4", io.BytesIO(sample_video))
     library = ProjectMediaLibrary(storage, mine.id)
@@ -159,7 +183,7 @@ def test_project_media_library_only_sees_its_project(storage: SqliteStorage, sam
     assert theirs.media_path(asset.id) == storage.media_path(asset.id)
 
 
-def test_messages_are_stored_as_camel_case_json_in_order(storage: SqliteStorage) -> None:
+def test_messages_are_stored_as_camel_case_json_in_order(storage: Storage, backend: Backend) -> None:
     project = storage.create_project("p")
     chat = storage.create_conversation(project.id)
     call = ToolCall(id="call-1", name="transcribe_video", args={"assetId": "a1"})
@@ -180,10 +204,7 @@ def test_messages_are_stored_as_camel_case_json_in_order(storage: SqliteStorage)
     assert storage.load_messages(chat.id) == messages
     assert storage.load_messages(chat.id, limit=2) == messages[2:]
     assert storage.count_messages(chat.id) == 4
-    raw = (
-        sqlite3.connect(storage.data_dir / "agent.sqlite3").execute("SELECT body FROM messages ORDER BY seq").fetchall()
-    )
-    bodies = [json.loads(row[0]) for row in raw]
+    bodies = [json.loads(str(row[0])) for row in raw_rows(backend, "SELECT body FROM messages ORDER BY seq")]
     assert bodies[1]["toolCalls"] == [{"id": "call-1", "name": "transcribe_video", "args": {"assetId": "a1"}}]
     assert bodies[1]["providerMetadata"] == {"raw": [1, 2]}
     assert bodies[2]["toolResult"]["toolCallId"] == "call-1"
@@ -191,7 +212,7 @@ def test_messages_are_stored_as_camel_case_json_in_order(storage: SqliteStorage)
     assert stored is not None and stored.title == "What is said in the intro?" and stored.message_count == 4
 
 
-def test_appending_a_stored_message_id_replaces_it(storage: SqliteStorage) -> None:
+def test_appending_a_stored_message_id_replaces_it(storage: Storage) -> None:
     project = storage.create_project("p")
     chat = storage.create_conversation(project.id)
     message = ChatMessage(role="assistant", content="draft")
@@ -200,12 +221,12 @@ def test_appending_a_stored_message_id_replaces_it(storage: SqliteStorage) -> No
     assert [m.content for m in storage.load_messages(chat.id)] == ["final"]
 
 
-def test_message_to_unknown_conversation_is_refused(storage: SqliteStorage) -> None:
+def test_message_to_unknown_conversation_is_refused(storage: Storage) -> None:
     with pytest.raises(NotFoundError):
         storage.append_message("missing", ChatMessage(role="user", content="hi"))
 
 
-def test_conversations_list_most_recent_first_and_persistence_writes_through(storage: SqliteStorage) -> None:
+def test_conversations_list_most_recent_first_and_persistence_writes_through(storage: Storage) -> None:
     project = storage.create_project("p")
     old = storage.create_conversation(project.id)
     new = storage.create_conversation(project.id)
@@ -219,37 +240,36 @@ def test_conversations_list_most_recent_first_and_persistence_writes_through(sto
         storage.chat_persistence("missing")
 
 
-def test_data_survives_reopening(tmp_path: Path, sample_video: bytes) -> None:
-    first = SqliteStorage(tmp_path / "data")
+def test_data_survives_reopening(backend: Backend, sample_video: bytes) -> None:
+    first = backend.open()
     project = first.create_project("p")
     chat = first.create_conversation(project.id)
     first.append_message(chat.id, ChatMessage(role="user", content="hello"))
     asset = first.import_asset(project.id, "clip.mp4", io.BytesIO(sample_video))
     first.close()
-    second = SqliteStorage(tmp_path / "data")
+    second = backend.open()
     assert [m.content for m in second.load_messages(chat.id)] == ["hello"]
     assert second.media_path(asset.id) is not None
-    assert second.schema_version() == SCHEMA_VERSION
+    assert second.schema_version() == current_schema_version(backend)
 
 
-def test_database_uses_wal(storage: SqliteStorage) -> None:
-    connection = sqlite3.connect(storage.data_dir / "agent.sqlite3")
+def test_database_uses_wal(tmp_path: Path) -> None:
+    SqliteStorage(tmp_path / "data").close()
+    connection = sqlite3.connect(tmp_path / "data" / "agent.sqlite3")
     assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_database_from_a_newer_app_is_refused(tmp_path: Path) -> None:
-    SqliteStorage(tmp_path / "data").close()
-    connection = sqlite3.connect(tmp_path / "data" / "agent.sqlite3")
-    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    connection.close()
+def test_database_from_a_newer_app_is_refused(backend: Backend) -> None:
+    backend.open().close()
+    set_schema_version(backend, current_schema_version(backend) + 1)
     with pytest.raises(StorageError, match="newer"):
-        SqliteStorage(tmp_path / "data")
+        backend.open()
 
 
-def test_concurrent_writers_lose_nothing(storage: SqliteStorage, tmp_path: Path) -> None:
+def test_concurrent_writers_lose_nothing(storage: AnyStorage, backend: Backend) -> None:
     project = storage.create_project("p")
     chats = [storage.create_conversation(project.id) for _ in range(4)]
-    other_process_view = SqliteStorage(tmp_path / "data")  # a second instance, as another process would be
+    other_process_view = backend.open()  # a second instance, as another process would be
     errors: list[BaseException] = []
 
     def writer(index: int) -> None:
@@ -270,32 +290,58 @@ def test_concurrent_writers_lose_nothing(storage: SqliteStorage, tmp_path: Path)
     assert errors == []
     for index, chat in enumerate(chats):
         assert [m.content for m in storage.load_messages(chat.id)] == [f"{index}-{n}" for n in range(50)]
-    check = sqlite3.connect(storage.data_dir / "agent.sqlite3").execute("PRAGMA integrity_check").fetchone()[0]
-    assert check == "ok"
+    if backend.name == "sqlite":
+        check = sqlite3.connect(storage.data_dir / "agent.sqlite3").execute("PRAGMA integrity_check").fetchone()[0]
+        assert check == "ok"
 
 
 def test_open_storage_uses_agent_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENT_DATABASE_URL", raising=False)
     monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "elsewhere"))
     store = open_storage(load_settings())
+    assert isinstance(store, SqliteStorage)
     assert store.data_dir == (tmp_path / "elsewhere").resolve()
     assert (tmp_path / "elsewhere" / "agent.sqlite3").is_file()
 
 
-def test_a_write_blocked_by_another_writer_fails_cleanly(tmp_path: Path) -> None:
-    store = SqliteStorage(tmp_path / "data", busy_timeout_ms=100)
+def test_open_storage_uses_postgresql_at_agent_database_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_url: str
+) -> None:
+    monkeypatch.setenv("AGENT_DATA_DIR", str(tmp_path / "media-here"))
+    monkeypatch.setenv("AGENT_DATABASE_URL", postgres_url)
+    store = open_storage(load_settings())
+    assert isinstance(store, PostgresStorage)
+    try:
+        assert open_storage(load_settings()) is store  # one pool per database, shared by every session
+        project = store.create_project("shared")
+        assert [p.name for p in store.list_projects()] == ["shared"]
+        assert store.data_dir == (tmp_path / "media-here").resolve()
+        assert (tmp_path / "media-here" / "media").is_dir()
+        assert not (tmp_path / "media-here" / "agent.sqlite3").exists()
+        assert project.id
+    finally:
+        store.close_pool()
+
+
+def test_an_unusable_agent_database_url_is_named_and_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_DATABASE_URL", "mysql://user:hunter2-secret@db/app")
+    settings = load_settings()
+    with pytest.raises(SettingsError, match="AGENT_DATABASE_URL") as raised:
+        open_storage(settings)
+    assert "hunter2" not in str(raised.value) and "hunter2" not in repr(settings)
+
+
+def test_a_write_blocked_by_another_writer_fails_cleanly(backend: Backend) -> None:
+    store = backend.open(busy_timeout_ms=100)
     project = store.create_project("p")
     chat = store.create_conversation(project.id)
-    blocker = sqlite3.connect(tmp_path / "data" / "agent.sqlite3", isolation_level=None)
-    blocker.execute("BEGIN IMMEDIATE")  # another process holding the write lock
-    with pytest.raises(StorageError, match="could not be written"):
+    with another_writer_holding_the_lock(backend), pytest.raises(StorageError, match="could not be written"):
         store.append_message(chat.id, ChatMessage(role="user", content="hello"))
-    blocker.execute("ROLLBACK")
     store.append_message(chat.id, ChatMessage(role="user", content="hello"))  # the connection still works
     assert [m.content for m in store.load_messages(chat.id)] == ["hello"]
-    blocker.close()
 
 
-def test_names_lose_invisible_and_direction_changing_characters(storage: SqliteStorage, sample_video: bytes) -> None:
+def test_names_lose_invisible_and_direction_changing_characters(storage: Storage, sample_video: bytes) -> None:
     """``harbour\\u202egnp.mp4`` would show as ``harbour4pm.png``; zero-width and control characters hide text."""
     asset = storage.import_asset(storage.create_project("P").id, "harbour\u202egnp.mp4", io.BytesIO(sample_video))
     assert asset.name == "harbourgnp.mp4"

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import av
 
-from agent_app.storage.base import AssetRejectedError
-from agent_app.types import MediaKind
+from agent_app.storage.base import AssetRejectedError, StorageError
+from agent_app.storage.names import display_file_name
+from agent_app.types import MediaAsset, MediaKind, new_id
 
 CHUNK_BYTES = 1024 * 1024
 PART_SUFFIX = ".part"
@@ -189,3 +191,43 @@ def _duration_ms(container: av.container.InputContainer) -> int | None:
         if stream.duration is not None and stream.time_base is not None:
             longest = max(longest, float(stream.duration * stream.time_base))
     return int(longest * 1000) if longest > 0 else None
+
+
+def import_media_file(
+    media_dir: Path, file_name: str, data: BinaryIO, max_bytes: int, record: Callable[[MediaAsset, str], None]
+) -> MediaAsset:
+    """Copy an upload of at most ``max_bytes`` into ``media_dir`` under a generated name, probe it, and
+    ``record(asset, stored_name)`` its row (each backend its own SQL); all or nothing.
+
+    Raises :class:`AssetRejectedError` (with a message for the user) for a file of the wrong type, too large,
+    empty or unreadable as media, :class:`StorageError` when the disk refuses it; nothing is left behind.
+    """
+    display_name = display_file_name(file_name)
+    if "\x00" in file_name:  # a crafted name (C would read it as ending at the NUL): no name of a file
+        raise AssetRejectedError(f"“{display_name}” {NOT_SUPPORTED}")
+    extension = extension_of(display_name)
+    asset_id = new_id()
+    stored_name = f"{asset_id}.{extension}"
+    partial = partial_path(media_dir, stored_name)
+    final = media_dir / stored_name
+    try:
+        size = copy_limited(data, partial, max_bytes, display_name)
+        try:
+            probed = probe_media(partial, display_name)
+            partial.replace(final)
+            asset = MediaAsset(
+                id=asset_id,
+                name=display_name,
+                kind=probed.kind,
+                duration_ms=probed.duration_ms,
+                size_bytes=size,
+                mime_type=mime_type_for(extension, probed.kind),
+            )
+            record(asset, stored_name)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            final.unlink(missing_ok=True)
+            raise
+    except OSError as exc:  # disk full, read-only, I/O error: said without the server's paths
+        raise StorageError(f"writing it failed: {exc.strerror or type(exc).__name__}") from exc
+    return asset

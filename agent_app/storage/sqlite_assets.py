@@ -6,22 +6,29 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agent_app.settings import Settings
-from agent_app.storage.base import AssetRejectedError, NotFoundError, StorageError
-from agent_app.storage.media_import import (
-    NOT_SUPPORTED,
-    copy_limited,
-    extension_of,
-    mime_type_for,
-    partial_path,
-    probe_media,
-)
-from agent_app.storage.names import display_file_name, like_escape
+from agent_app.storage.base import NotFoundError
+from agent_app.storage.media_import import import_media_file
+from agent_app.storage.names import like_escape
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
 from agent_app.storage.sqlite_projects import require_project
-from agent_app.types import MediaAsset, new_id, now_ms
+from agent_app.types import MediaAsset, now_ms
 
 DEFAULT_MAX_UPLOAD_BYTES = Settings().max_upload_bytes
 """The default of ``AGENT_MAX_UPLOAD_MB``, in bytes."""
+
+
+def asset_columns(asset: MediaAsset, project_id: str, stored_name: str) -> tuple[str | int | None, ...]:
+    """An asset row's values in the order both backends insert them (``created_at`` follows)."""
+    return (
+        asset.id,
+        project_id,
+        asset.name,
+        asset.kind,
+        asset.duration_ms,
+        asset.size_bytes,
+        asset.mime_type,
+        stored_name,
+    )
 
 
 class AssetRows:
@@ -40,50 +47,16 @@ class AssetRows:
         type, too large, empty or unreadable as media; nothing is left on disk or in the database.
         """
         require_project(self._db.connection(), project_id)
-        display_name = display_file_name(file_name)
-        if "\x00" in file_name:  # a crafted name (C would read it as ending at the NUL): no name of a file
-            raise AssetRejectedError(f"“{display_name}” {NOT_SUPPORTED}")
-        extension = extension_of(display_name)
-        asset_id = new_id()
-        stored_name = f"{asset_id}.{extension}"
-        partial = partial_path(self._media_dir, stored_name)
-        final = self._media_dir / stored_name
-        try:
-            size = copy_limited(data, partial, max_bytes, display_name)
-            try:
-                probed = probe_media(partial, display_name)
-                partial.replace(final)
-                asset = MediaAsset(
-                    id=asset_id,
-                    name=display_name,
-                    kind=probed.kind,
-                    duration_ms=probed.duration_ms,
-                    size_bytes=size,
-                    mime_type=mime_type_for(extension, probed.kind),
+
+        def record(asset: MediaAsset, stored_name: str) -> None:
+            with self._db.write() as db:
+                db.execute(
+                    "INSERT INTO assets (id, project_id, name, kind, duration_ms, size_bytes, mime_type, file_name,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*asset_columns(asset, project_id, stored_name), now_ms()),
                 )
-                with self._db.write() as db:
-                    db.execute(
-                        "INSERT INTO assets (id, project_id, name, kind, duration_ms, size_bytes, mime_type, file_name,"
-                        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            asset.id,
-                            project_id,
-                            asset.name,
-                            asset.kind,
-                            asset.duration_ms,
-                            asset.size_bytes,
-                            asset.mime_type,
-                            stored_name,
-                            now_ms(),
-                        ),
-                    )
-            except BaseException:
-                partial.unlink(missing_ok=True)
-                final.unlink(missing_ok=True)
-                raise
-        except OSError as exc:  # disk full, read-only, I/O error: said without the server's paths
-            raise StorageError(f"writing it failed: {exc.strerror or type(exc).__name__}") from exc
-        return asset
+
+        return import_media_file(self._media_dir, file_name, data, max_bytes, record)
 
     def get_asset(self, asset_id: str) -> MediaAsset | None:
         row = self._db.connection().execute("SELECT * FROM assets WHERE id = ?", (asset_id,)).fetchone()

@@ -1,0 +1,89 @@
+"""Projects and their scenes, as rows of the PostgreSQL database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg.rows import DictRow
+
+from agent_app.storage.base import NotFoundError
+from agent_app.storage.models import Project, Scene
+from agent_app.storage.names import clean_name
+from agent_app.storage.postgres_database import Connection, PostgresDatabase, row_as
+from agent_app.types import new_id, now_ms
+
+
+def lock_project(db: Connection, project_id: str) -> None:
+    """Inside a write: hold the project's row until the transaction ends (what is computed from the project's
+    rows, a scene's position or an activity time, is then not computed twice at once), or raise
+    :class:`NotFoundError` when there is none. ``NO KEY UPDATE`` leaves inserts referring to it free."""
+    if db.execute("SELECT 1 FROM projects WHERE id = %s FOR NO KEY UPDATE", (project_id,)).fetchone() is None:
+        raise NotFoundError(f"No project {project_id}")
+
+
+class PostgresProjectRows:
+    """The project and scene part of :class:`~agent_app.storage.postgres.PostgresStorage`."""
+
+    _db: PostgresDatabase
+
+    def create_project(self, name: str) -> Project:
+        project = Project(id=new_id(), name=clean_name(name, "Untitled project"), created_at=now_ms())
+        with self._db.write() as db:
+            db.execute(
+                "INSERT INTO projects (id, name, created_at) VALUES (%s, %s, %s)",
+                (project.id, project.name, project.created_at),
+            )
+        return project
+
+    def get_project(self, project_id: str) -> Project | None:
+        row = self._db.one("SELECT * FROM projects WHERE id = %s", (project_id,))
+        return row_as(Project, row) if row else None
+
+    def list_projects(self) -> list[Project]:
+        return [row_as(Project, row) for row in self._db.all("SELECT * FROM projects ORDER BY created_at, id")]
+
+    def rename_project(self, project_id: str, name: str) -> Project:
+        sql = "UPDATE projects SET name = %s WHERE id = %s RETURNING *"
+        row = self._update_one(sql, (clean_name(name, "Untitled project"), project_id), f"No project {project_id}")
+        return row_as(Project, row)
+
+    def create_scene(self, project_id: str, name: str) -> Scene:
+        with self._db.write() as db:
+            lock_project(db, project_id)
+            found = db.execute(
+                "SELECT COALESCE(MAX(position), -1) + 1 AS position FROM scenes WHERE project_id = %s", (project_id,)
+            ).fetchone()
+            position = int(found["position"]) if found else 0
+            scene = Scene(
+                id=new_id(),
+                project_id=project_id,
+                name=clean_name(name, f"Scene {position + 1}"),
+                position=position,
+                created_at=now_ms(),
+            )
+            db.execute(
+                "INSERT INTO scenes (id, project_id, name, position, created_at) VALUES (%s, %s, %s, %s, %s)",
+                (scene.id, scene.project_id, scene.name, scene.position, scene.created_at),
+            )
+        return scene
+
+    def get_scene(self, scene_id: str) -> Scene | None:
+        row = self._db.one("SELECT * FROM scenes WHERE id = %s", (scene_id,))
+        return row_as(Scene, row) if row else None
+
+    def list_scenes(self, project_id: str) -> list[Scene]:
+        rows = self._db.all("SELECT * FROM scenes WHERE project_id = %s ORDER BY position", (project_id,))
+        return [row_as(Scene, row) for row in rows]
+
+    def rename_scene(self, scene_id: str, name: str) -> Scene:
+        """A blank ``name`` keeps the scene's name."""
+        sql = "UPDATE scenes SET name = COALESCE(NULLIF(%s, ''), name) WHERE id = %s RETURNING *"
+        return row_as(Scene, self._update_one(sql, (clean_name(name, ""), scene_id), f"No scene {scene_id}"))
+
+    def _update_one(self, sql: str, params: tuple[Any, ...], missing: str) -> DictRow:
+        """The row ``sql`` (an ``UPDATE ... RETURNING *``) changed; :class:`NotFoundError` when there was none."""
+        with self._db.write() as db:
+            row = db.execute(sql, params).fetchone()
+        if row is None:
+            raise NotFoundError(missing)
+        return row

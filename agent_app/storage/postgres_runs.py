@@ -1,0 +1,187 @@
+"""Runs and run events in the PostgreSQL database of :class:`~agent_app.storage.postgres.PostgresStorage`.
+
+Implements :class:`agent_app.runs.store.RunStore`. One active run per conversation is the database's rule
+across every process sharing it: the unique partial index ``one_active_run_per_conversation`` makes the
+second of two simultaneous starts wait for the first to commit, then fail, with nothing of it written. An
+event's ``seq`` comes from its run's counter (``last_event_seq``), taken under the run's row lock.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import errors
+from psycopg.rows import DictRow
+
+from agent_app.errors import ErrorKind
+from agent_app.runs.models import ACTIVE_STATES, BUSY_MESSAGE, EventKind, Run, RunBusyError, RunEvent, RunState
+from agent_app.storage.base import StorageError
+from agent_app.storage.postgres_conversations import insert_message
+from agent_app.storage.postgres_database import Connection, PostgresDatabase
+from agent_app.storage.runs import INTERRUPTED_ERROR
+from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
+
+logger = logging.getLogger(__name__)
+
+ONE_ACTIVE_RUN = "one_active_run_per_conversation"
+_RUN_COLUMNS = (
+    "id, conversation_id, state, context, stop_requested, error, error_kind, owner, lease_until, created_at,"
+    " finished_at"
+)
+
+
+def _run_of(row: DictRow) -> Run:
+    context = row["context"]
+    return Run.model_validate({**row, "context": AgentContext.model_validate_json(context) if context else None})
+
+
+class PostgresRunStore:
+    """The run store of one PostgreSQL database (see :class:`agent_app.runs.store.RunStore`)."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+
+    def create_run(
+        self,
+        conversation_id: str,
+        context: AgentContext | None,
+        messages: Sequence[ChatMessage],
+        *,
+        owner: str,
+        lease_until: int,
+    ) -> Run:
+        now = now_ms()
+        run = Run(
+            id=new_id(),
+            conversation_id=conversation_id,
+            state="queued",
+            context=context,
+            owner=owner,
+            lease_until=lease_until,
+            created_at=now,
+        )
+        with self._db.write() as db:
+            self._interrupt_expired(db, conversation_id, now)
+            try:
+                with db.transaction():  # a savepoint: the refusal is ours to word, the outer write rolls back
+                    db.execute(
+                        "INSERT INTO runs (id, conversation_id, state, context, owner, lease_until, created_at)"
+                        " VALUES (%s, %s, 'queued', %s, %s, %s, %s)",
+                        (
+                            run.id,
+                            conversation_id,
+                            context.model_dump_json(by_alias=True, exclude_none=True) if context else None,
+                            owner,
+                            lease_until,
+                            now,
+                        ),
+                    )
+            except errors.UniqueViolation as exc:
+                if exc.diag.constraint_name == ONE_ACTIVE_RUN:
+                    raise RunBusyError(BUSY_MESSAGE) from None
+                raise
+            for message in messages:
+                insert_message(db, conversation_id, message)
+        return run
+
+    @staticmethod
+    def _interrupt_expired(db: Connection, conversation_id: str, now: int) -> None:
+        """An active run nobody renewed (its server was stopped or killed) is over: interrupted."""
+        db.execute(
+            "UPDATE runs SET state = 'interrupted', error = %s, finished_at = %s"
+            " WHERE conversation_id = %s AND state IN ('queued', 'running') AND lease_until < %s",
+            (INTERRUPTED_ERROR, now, conversation_id, now),
+        )
+
+    def get_run(self, run_id: str) -> Run | None:
+        row = self._db.one(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = %s", (run_id,))  # noqa: S608 - constant
+        return _run_of(row) if row else None
+
+    def active_run(self, conversation_id: str) -> Run | None:
+        row = self._db.one(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE conversation_id = %s AND state IN ('queued', 'running')",  # noqa: S608 - constant
+            (conversation_id,),
+        )
+        if row is None:
+            return None
+        run = _run_of(row)
+        now = now_ms()
+        if run.lease_until >= now:
+            return run
+        try:
+            with self._db.write() as db:
+                self._interrupt_expired(db, conversation_id, now)
+        except StorageError:  # over all the same (its lease ended); the next writer records it
+            logger.warning("Could not mark run %s interrupted", run.id, exc_info=True)
+        return None
+
+    def latest_run(self, conversation_id: str) -> Run | None:
+        row = self._db.one(
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE conversation_id = %s ORDER BY created_at DESC, seq DESC LIMIT 1",  # noqa: S608 - constant
+            (conversation_id,),
+        )
+        return _run_of(row) if row else None
+
+    def mark_running(self, run_id: str) -> bool:
+        with self._db.write() as db:
+            cursor = db.execute("UPDATE runs SET state = 'running' WHERE id = %s AND state = 'queued'", (run_id,))
+        return cursor.rowcount == 1
+
+    def append_event(self, run_id: str, kind: EventKind, data: dict[str, Any]) -> int:
+        body = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        with self._db.write() as db:
+            row = db.execute(
+                "UPDATE runs SET last_event_seq = last_event_seq + 1 WHERE id = %s RETURNING last_event_seq", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise StorageError(f"The database could not be written (no run {run_id})")
+            seq = int(row["last_event_seq"])
+            db.execute(
+                "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
+                (run_id, seq, kind, body, now_ms()),
+            )
+        return seq
+
+    def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
+        rows = self._db.all(
+            "SELECT run_id, seq, kind, data, created_at FROM run_events WHERE run_id = %s AND seq > %s ORDER BY seq",
+            (run_id, after_seq),
+        )
+        return [RunEvent.model_validate({**row, "data": json.loads(row["data"])}) for row in rows]
+
+    def request_stop(self, run_id: str) -> bool:
+        with self._db.write() as db:
+            cursor = db.execute(
+                "UPDATE runs SET stop_requested = TRUE WHERE id = %s AND state IN ('queued', 'running')", (run_id,)
+            )
+        return cursor.rowcount == 1
+
+    def stop_requested(self, owner: str) -> list[str]:
+        rows = self._db.all(
+            "SELECT id FROM runs WHERE owner = %s AND state IN ('queued', 'running') AND stop_requested", (owner,)
+        )
+        return [str(row["id"]) for row in rows]
+
+    def finish_run(
+        self, run_id: str, state: RunState, error: str | None = None, error_kind: ErrorKind | None = None
+    ) -> bool:
+        if state in ACTIVE_STATES:
+            raise ValueError(f"{state!r} does not end a run")
+        with self._db.write() as db:
+            cursor = db.execute(
+                "UPDATE runs SET state = %s, error = %s, error_kind = %s, finished_at = %s"
+                " WHERE id = %s AND state IN ('queued', 'running')",
+                (state, error, None if error_kind is None else str(error_kind), now_ms(), run_id),
+            )
+        return cursor.rowcount == 1
+
+    def renew_leases(self, owner: str, lease_until: int) -> int:
+        with self._db.write() as db:
+            cursor = db.execute(
+                "UPDATE runs SET lease_until = %s WHERE owner = %s AND state IN ('queued', 'running')",
+                (lease_until, owner),
+            )
+        return cursor.rowcount

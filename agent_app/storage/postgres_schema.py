@@ -1,0 +1,100 @@
+"""The PostgreSQL schema as numbered migrations, tracked in the one-row ``schema_version`` table.
+
+The same tables as SQLite's :mod:`agent_app.storage.schema`, numbered alike (1: projects to messages, 2: runs),
+so the copy from SQLite and the contract tests see one model. What PostgreSQL needs besides: an identity
+``seq`` where SQLite orders by ``rowid``, the folded text the search matches (SQLite folds in a Python
+function at query time), and each run's event counter (``seq`` from a counter, not ``MAX(seq) + 1``).
+Migrations only ever get appended; a database of a newer app is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: projects, scenes, assets, conversations, messages.
+    """
+    CREATE TABLE projects (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+    );
+    CREATE TABLE scenes (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        created_at BIGINT NOT NULL
+    );
+    CREATE INDEX scenes_by_project ON scenes(project_id, position);
+    CREATE TABLE assets (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY,
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('video', 'audio')),
+        duration_ms BIGINT,
+        size_bytes BIGINT NOT NULL,
+        mime_type TEXT NOT NULL,
+        file_name TEXT NOT NULL UNIQUE,
+        created_at BIGINT NOT NULL
+    );
+    CREATE INDEX assets_by_project ON assets(project_id, created_at, seq);
+    CREATE TABLE conversations (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        title TEXT NOT NULL DEFAULT '',
+        title_folded TEXT NOT NULL DEFAULT '',
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+    );
+    CREATE INDEX conversations_by_project ON conversations(project_id, updated_at);
+    CREATE TABLE messages (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        role TEXT NOT NULL,
+        body TEXT NOT NULL,
+        said_folded TEXT NOT NULL DEFAULT '',
+        created_at BIGINT NOT NULL,
+        UNIQUE (conversation_id, id)
+    );
+    CREATE INDEX messages_by_conversation ON messages(conversation_id, seq);
+    """,
+    # 2: runs (one orchestrator turn each, executed off the page) and the events they record.
+    """
+    CREATE TABLE runs (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY,
+        id TEXT PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        state TEXT NOT NULL
+            CHECK (state IN ('queued', 'running', 'answered', 'error', 'stopped', 'interrupted')),
+        context TEXT,
+        stop_requested BOOLEAN NOT NULL DEFAULT FALSE,
+        error TEXT,
+        error_kind TEXT,
+        owner TEXT NOT NULL,
+        lease_until BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        finished_at BIGINT,
+        last_event_seq INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE UNIQUE INDEX one_active_run_per_conversation ON runs(conversation_id)
+        WHERE state IN ('queued', 'running');
+    CREATE INDEX runs_by_conversation ON runs(conversation_id, created_at, seq);
+    CREATE INDEX active_runs_by_owner ON runs(owner) WHERE state IN ('queued', 'running');
+    CREATE TABLE run_events (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
+
+MIGRATION_LOCK = 0x6167_656E_7400_0001
+"""The advisory lock key the upgrade holds, so two processes starting at once upgrade one after the other."""
