@@ -1,5 +1,6 @@
-"""Runs in storage and the thread run manager: one active run per conversation enforced by the database,
-leases that tell a dead run from a live one, Stop through storage, the bounded executor."""
+"""Runs in storage and the thread run manager, on both backends (ids ``sqlite`` and ``postgres``): one active
+run per conversation enforced by the database, leases that tell a dead run from a live one, Stop through
+storage, the bounded executor."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,8 +31,16 @@ from agent_app.runs.view import RunView
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, now_ms
 from tests.run_support import wait_until
+from tests.storage_backends import BACKENDS, Backend, backend_for
 
 WAIT = 10.0
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    chosen = backend_for(request, request.param, tmp_path / "data")
+    yield chosen
+    chosen.close_all()
 
 
 def conversation(storage: SqliteStorage) -> str:
@@ -168,13 +178,13 @@ def test_manager_starts_at_once_and_stop_ends_the_run(storage: SqliteStorage) ->
     assert not manager.stop(run.id)  # over
 
 
-def test_a_stop_written_by_another_process_reaches_the_run(storage: SqliteStorage, tmp_path: Path) -> None:
+def test_a_stop_written_by_another_process_reaches_the_run(storage: SqliteStorage, backend: Backend) -> None:
     chat = conversation(storage)
     job = GatedJob()
     manager = ThreadRunManager(storage, job, heartbeat_seconds=0.05)
     run = manager.start(chat, None)
     wait_until(lambda: job.started == [run.id], WAIT)
-    other_process = SqliteStorage(tmp_path / "data")  # its own connection, as another server would have
+    other_process = backend.open()  # its own connection, as another server would have
     assert other_process.run_store().request_stop(run.id)
     other_process.close()
     wait_until(lambda: manager.get(run.id).state == "stopped", WAIT)  # type: ignore[union-attr]

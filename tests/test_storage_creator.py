@@ -58,7 +58,7 @@ def test_a_branch_of_a_conversation_is_replaced_in_storage(storage: Storage) -> 
 def said(storage: Storage, project_id: str, title: str, *lines: tuple[str, str]) -> str:
     chat = storage.create_conversation(project_id, title)
     for role, content in lines:
-        storage.append_message(chat.id, ChatMessage(role=role, content=content))  # type: ignore[arg-type]
+        storage.append_message(chat.id, ChatMessage(role=role, content=content))
     return chat.id
 
 

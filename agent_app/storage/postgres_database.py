@@ -19,7 +19,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from pydantic import BaseModel
 
 from agent_app.storage.base import StorageError
-from agent_app.storage.postgres_schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
+from agent_app.storage.postgres_schema import stored_version, upgrade
 
 DEFAULT_MAX_CONNECTIONS = 10
 CONNECT_TIMEOUT_SECONDS = 5
@@ -49,8 +49,9 @@ def failure_reason(exc: psycopg.Error) -> str:
     for kinds, reason in _REASONS:
         if isinstance(exc, kinds):
             return reason
-    if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:  # libpq: no server to answer
-        return UNREACHABLE
+    if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:  # libpq's own: no server's answer
+        _, fatal, refusal = str(exc).partition("FATAL:")
+        return f"the database server refused the connection: {refusal.strip()}" if fatal else UNREACHABLE
     primary = exc.diag.message_primary if exc.sqlstate else None
     return primary or type(exc).__name__
 
@@ -71,15 +72,23 @@ class PostgresDatabase:
         self, url: str, busy_timeout_ms: int, *, max_connections: int = DEFAULT_MAX_CONNECTIONS, migrate: bool = True
     ) -> None:
         self._lock_timeout_ms = max(0, int(busy_timeout_ms))
+        options: dict[str, Any] = {
+            "autocommit": True,
+            "row_factory": dict_row,
+            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+            "application_name": "agent-session-shell",
+        }
+        try:  # one connection first: a refused or unknown server fails at once, and in its own words
+            with psycopg.connect(url, **options) as first:
+                self._configure(first)
+                if migrate:
+                    upgrade(first)
+        except psycopg.Error as exc:
+            raise storage_error(exc, "opened") from None
         wait_seconds = max(self._lock_timeout_ms / 1000, CONNECT_TIMEOUT_SECONDS)
         self._pool: ConnectionPool[Connection] = ConnectionPool(
             url,
-            kwargs={
-                "autocommit": True,
-                "row_factory": dict_row,
-                "connect_timeout": CONNECT_TIMEOUT_SECONDS,
-                "application_name": "agent-session-shell",
-            },
+            kwargs=options,
             min_size=1,
             max_size=max_connections,
             open=False,
@@ -91,13 +100,7 @@ class PostgresDatabase:
             self._pool.open(wait=True, timeout=wait_seconds)
         except PoolTimeout as exc:
             self._pool.close()
-            raise StorageError(f"The database could not be opened ({failure_reason(exc)})") from None
-        try:
-            if migrate:
-                self._migrate()
-        except BaseException:
-            self._pool.close()
-            raise
+            raise storage_error(exc, "opened") from None
 
     def _configure(self, connection: Connection) -> None:
         # 0 would mean "wait forever" to PostgreSQL; the busy timeout's 0 means "do not wait".
@@ -131,35 +134,10 @@ class PostgresDatabase:
         with self.read() as db:
             return db.execute(sql, params).fetchall()
 
-    def _migrate(self) -> None:
-        """Bring the schema to :data:`SCHEMA_VERSION` under an advisory lock (DDL is transactional: an upgrade
-        is all or nothing); a current database is only read."""
-        if self.schema_version() == SCHEMA_VERSION:
-            return
-        with self.write() as db:
-            db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            db.execute(VERSION_TABLE)
-            row = db.execute("SELECT version FROM schema_version").fetchone()
-            version = int(row["version"]) if row else 0
-            if version > SCHEMA_VERSION:
-                raise StorageError(
-                    f"The database has schema version {version}, newer than this app understands "
-                    f"({SCHEMA_VERSION}); upgrade the app"
-                )
-            for number in range(version, SCHEMA_VERSION):
-                db.execute(MIGRATIONS[number])
-            if row is None:
-                db.execute("INSERT INTO schema_version (version) VALUES (%s)", (SCHEMA_VERSION,))
-            else:
-                db.execute("UPDATE schema_version SET version = %s", (SCHEMA_VERSION,))
-
     def schema_version(self) -> int:
         """The stored version; 0 for a database this app never opened."""
-        row = self.one("SELECT to_regclass('schema_version') IS NOT NULL AS present")
-        if row is None or not row["present"]:
-            return 0
-        version = self.one("SELECT version FROM schema_version")
-        return int(version["version"]) if version else 0
+        with self.read() as db:
+            return stored_version(db)
 
     def close_pool(self) -> None:
         """Close every pooled connection (at the end of a process or a test); unusable afterwards."""

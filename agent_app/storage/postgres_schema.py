@@ -9,6 +9,13 @@ Migrations only ever get appended; a database of a newer app is refused rather t
 
 from __future__ import annotations
 
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+
+from agent_app.storage.base import StorageError
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: projects, scenes, assets, conversations, messages.
     """
@@ -98,3 +105,34 @@ VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT 
 
 MIGRATION_LOCK = 0x6167_656E_7400_0001
 """The advisory lock key the upgrade holds, so two processes starting at once upgrade one after the other."""
+
+
+def stored_version(db: psycopg.Connection[Any]) -> int:
+    """The schema version the database holds; 0 for one this app never opened."""
+    cursor = db.cursor(row_factory=tuple_row)
+    present = cursor.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+    if not present or not present[0]:
+        return 0
+    row = cursor.execute("SELECT version FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def upgrade(db: psycopg.Connection[Any]) -> None:
+    """Bring the schema to :data:`SCHEMA_VERSION` in one transaction, under an advisory lock (DDL is
+    transactional: an upgrade is all or nothing, and a second process waits, then finds it done); a
+    current database is only read."""
+    if stored_version(db) == SCHEMA_VERSION:
+        return
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        db.execute(VERSION_TABLE)
+        version = stored_version(db)
+        if version > SCHEMA_VERSION:
+            raise StorageError(
+                f"The database has schema version {version}, newer than this app understands "
+                f"({SCHEMA_VERSION}); upgrade the app"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            db.execute(MIGRATIONS[number])
+        db.execute("DELETE FROM schema_version")
+        db.execute("INSERT INTO schema_version (version) VALUES (%s)", (SCHEMA_VERSION,))

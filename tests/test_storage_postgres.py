@@ -1,0 +1,128 @@
+"""What only the shared database has, on a real PostgreSQL server: processes at once on one database (the
+schema upgraded once, one run per conversation), a server that cannot be reached or refuses us, a server
+restarted under a running app, and the URL's password kept out of every message."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from agent_app.runs.models import BUSY_MESSAGE
+from agent_app.storage import PostgresStorage, StorageError
+from agent_app.storage.postgres_schema import SCHEMA_VERSION
+from agent_app.types import ChatMessage, now_ms
+from tests.storage_backends import PostgresForTests
+from testsupport.streamlit_server import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def at_once(*commands: list[str]) -> list[dict[str, object]]:
+    """Run each ``tests.storage_process`` command in its own process; once all are ready, all act at once."""
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.storage_process", *command],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        for command in commands
+    ]
+    try:
+        for process in processes:
+            assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        for process in processes:
+            assert process.stdin is not None
+            process.stdin.write("go\n")
+            process.stdin.flush()
+        results = []
+        for process in processes:
+            out, err = process.communicate(timeout=60)
+            assert process.returncode == 0, err
+            results.append(json.loads(out.strip().splitlines()[-1]))
+        return results
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def test_two_processes_starting_a_run_in_one_conversation_at_once_start_exactly_one(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    storage = PostgresStorage(tmp_path / "data", postgres_url)
+    chat = storage.create_conversation(storage.create_project("p").id)
+    command = ["start-run", str(tmp_path / "data"), postgres_url, chat.id]
+    try:
+        results = at_once(command, command)
+        started = [r for r in results if "started" in r]
+        busy = [r for r in results if "busy" in r]
+        assert len(started) == 1 and len(busy) == 1, results
+        assert busy[0]["busy"] == BUSY_MESSAGE  # today's clear refusal
+        active = storage.run_store().active_run(chat.id)
+        assert active is not None and active.id == started[0]["started"]
+        assert [m.id for m in storage.load_messages(chat.id)] == [started[0]["question"]]  # the refused one: nothing
+    finally:
+        storage.close_pool()
+
+
+def test_processes_starting_on_an_empty_database_at_once_upgrade_it_once(
+    postgres_server: PostgresForTests, tmp_path: Path
+) -> None:
+    name = postgres_server.server.create_database()  # empty: no schema yet
+    url = postgres_server.server.url(name)
+    try:
+        command = ["open", str(tmp_path / "data"), url]
+        assert at_once(command, command, command) == [{"opened": True, "version": SCHEMA_VERSION}] * 3
+        with psycopg.connect(url) as connection:
+            assert connection.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    finally:
+        postgres_server.server.drop_database(name)
+
+
+def test_a_server_that_cannot_be_reached_fails_at_once_in_the_pages_words(tmp_path: Path) -> None:
+    url = f"postgresql://agent:never-shown-pw@127.0.0.1:{free_port()}/agent"
+    started = time.monotonic()
+    with pytest.raises(StorageError, match=r"could not be opened \(the database server cannot be reached\)") as raised:
+        PostgresStorage(tmp_path / "data", url)
+    assert time.monotonic() - started < 3
+    assert "never-shown-pw" not in str(raised.value) and raised.value.__cause__ is None
+
+
+def test_a_wrong_password_or_database_is_refused_and_said_without_the_password(
+    postgres_server: PostgresForTests, tmp_path: Path
+) -> None:
+    server = postgres_server.server
+    wrong = server.url(postgres_server.template).replace(server.password, "wrong-pw-never-shown")
+    with pytest.raises(StorageError, match="password authentication failed") as raised:
+        PostgresStorage(tmp_path / "data", wrong)
+    assert "wrong-pw-never-shown" not in str(raised.value) and server.password not in str(raised.value)
+    with pytest.raises(StorageError, match='database "no_such_db" does not exist'):
+        PostgresStorage(tmp_path / "data", server.url("no_such_db"))
+
+
+def test_a_server_restarted_under_the_app_loses_nothing_committed_and_is_used_again(
+    postgres_server: PostgresForTests, postgres_url: str, tmp_path: Path
+) -> None:
+    storage = PostgresStorage(tmp_path / "data", postgres_url)
+    try:
+        chat = storage.create_conversation(storage.create_project("p").id)
+        storage.append_message(chat.id, ChatMessage(role="user", content="before the restart"))
+        postgres_server.server.restart()  # every pooled connection is cut
+        storage.append_message(chat.id, ChatMessage(role="assistant", content="after it"))
+        assert [m.content for m in storage.load_messages(chat.id)] == ["before the restart", "after it"]
+        run = storage.run_store().create_run(chat.id, None, [], owner="a", lease_until=now_ms() + 60_000)
+        assert storage.run_store().active_run(chat.id) == run
+    finally:
+        storage.close_pool()
