@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_app.providers import clear_adapter_cache
+from agent_app.storage import close_opened_storages
 from agent_app.ui.resources import close_run_managers
 from fake_llm import CANARY_API_KEY, FakeLLMServer
 from tests.storage_backends import (
@@ -43,9 +44,11 @@ LLM_SETTINGS = (
 
 @pytest.fixture(autouse=True)
 def _close_run_managers() -> Iterator[None]:
-    """The page's run managers (one per data folder, and each test has its own) end with the test."""
+    """The page's run managers (one per data folder, and each test has its own) end with the test, and so
+    do the storages the page opened (a PostgreSQL pool would otherwise outlive its test's database)."""
     yield
     close_run_managers()
+    close_opened_storages()
 
 
 @pytest.fixture(scope="session")

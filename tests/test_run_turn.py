@@ -1,11 +1,14 @@
 """A run on the server end to end: the run manager's executor, the orchestrator, the in-process route
-client, the real SDKs against the fake LLM server, storage. Stop during a model call and during a tool,
-on both providers, then a next question with the history the model receives checked."""
+client, the real SDKs against the fake LLM server, storage on both backends (ids ``sqlite`` and ``postgres``).
+Stop during a model call and during a tool, on both providers, then a next question with the history the
+model receives checked."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +36,7 @@ from fake_llm import (
 )
 from fake_llm.streams import StreamScript
 from tests.run_support import finished, manager_for, wait_until
+from tests.storage_backends import BACKENDS, Backend, backend_for
 
 WAIT = 20.0
 
@@ -57,6 +61,13 @@ def counting_tool(started: threading.Event) -> ToolDefinition[NoArgs]:
 def ask(manager: ThreadRunManager, chat: str, text: str) -> Run:
     context = AgentContext(project_id="p")
     return manager.start(chat, context, ChatMessage(role="user", content=text))
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    chosen = backend_for(request, request.param, tmp_path / "data")
+    yield chosen
+    chosen.close_all()
 
 
 def new_chat(storage: SqliteStorage) -> str:

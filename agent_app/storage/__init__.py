@@ -49,6 +49,18 @@ def open_storage(settings: Settings) -> Storage:
         return storage
 
 
+def close_opened_storages() -> None:
+    """Forget every storage :func:`open_storage` gave, closing PostgreSQL's pools (their connections and
+    reconnecting threads): at the end of a test, or of a process that opened one."""
+    with _opened_lock:
+        opened = list(_opened.values())
+        _opened.clear()
+    for storage in opened:
+        storage.close()
+        if isinstance(storage, PostgresStorage):
+            storage.close_pool()
+
+
 __all__ = [
     "ALLOWED_EXTENSIONS",
     "AssetRejectedError",
@@ -61,6 +73,7 @@ __all__ = [
     "SqliteStorage",
     "Storage",
     "StorageError",
+    "close_opened_storages",
     "find_same_file",
     "open_storage",
 ]
