@@ -122,8 +122,9 @@ def test_no_provider_body_puts_the_key_in_a_log_line(
 def test_every_secret_setting_and_key_shape_is_redacted_from_any_record(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Not only the LLM key: the transcription key, the route token and the SDKs' own variables, and
-    key-shaped text nobody configured; in the message, its arguments, a traceback and a stack."""
+    """Not only the LLM key: the transcription key, the route token, the database URL and its password, the
+    SDKs' own variables, and key-shaped text nobody configured; in the message, its arguments, a traceback
+    and a stack."""
     configured = {
         "LLM_API_KEY": KEY_SHAPES["plain"],
         "TRANSCRIBE_API_KEY": KEY_SHAPES["punctuated"],
@@ -132,10 +133,12 @@ def test_every_secret_setting_and_key_shape_is_redacted_from_any_record(
         "GEMINI_API_KEY": "env-gemini-" + _random(string.digits, 20),
         "GOOGLE_API_KEY": "env-google-" + _random(string.digits, 20),
     }
+    password = "pg-" + _random(string.ascii_letters, 18)
+    configured["AGENT_DATABASE_URL"] = f"postgresql://agent:{password}@db.example:5432/agent"
     for name, value in configured.items():
         monkeypatch.setenv(name, value)
     unconfigured = [KEY_SHAPES["openai"], KEY_SHAPES["google"], "sk-ant-api03-" + "x" * 30, "gsk_" + "y" * 40]
-    everything = [*configured.values(), *unconfigured]
+    everything = [*configured.values(), *unconfigured, password]  # the password alone too (libpq may quote it)
     bearer = "opaque-" + _random(string.ascii_lowercase, 16)  # built at run time: a stack quotes source lines
     caplog.set_level(logging.DEBUG)
     for logger_name in ("agent_app.routes.chat", "httpx", "openai._base_client", "google_genai.models", "streamlit"):
