@@ -191,7 +191,8 @@ def load_settings() -> Settings:
 
     Called only where work starts, and the result passed down from there: a page run
     (``ui.page_layout.render_page``), a run starting (``ui.resources.current_assistant``), a route request
-    (``routes.chat.chat_endpoint``, ``routes.media.media_endpoint``)."""
+    (``routes.chat.chat_endpoint``, ``routes.media.media_endpoint``), a command
+    (``storage.copy_to_postgres.main``)."""
     raw = raw_settings()
     try:
         return Settings.model_validate(raw)

@@ -87,7 +87,7 @@ def test_a_sqlite_data_folder_copied_into_postgresql_reads_back_the_same(postgre
                 )
             for asset in source.list_assets(project.id):
                 assert copy.media_path(asset.id) == source.media_path(asset.id) is not None
-        film = source.list_projects()[0].id
+        film = next(p.id for p in source.list_projects() if p.name == "Harbour film")
         named = next(c for c in source.list_conversations(film) if c.title == "Named")
         finished = copy.run_store().latest_run(named.id)
         assert finished is not None and copy.run_store().append_event(finished.id, "usage", {}) == 4  # counter carried

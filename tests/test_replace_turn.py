@@ -1,26 +1,36 @@
 """Replacing the last turn (Edit, Regenerate) is part of the transaction that starts its run: refused with
 nothing deleted or renamed while another run of the conversation is live, or when another tab changed the
-turn first; otherwise the old branch goes, the title follows an edited question, and the run starts."""
+turn first; otherwise the old branch goes, the title follows an edited question, and the run starts. On both
+backends (ids ``sqlite`` and ``postgres``)."""
 
 from __future__ import annotations
 
-import sqlite3
+import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.models import RunBusyError, TurnChangedError
-from agent_app.storage import SqliteStorage, StorageError
+from agent_app.storage import Storage, StorageError
 from agent_app.types import ChatMessage, now_ms
 from tests.run_support import wait_until
+from tests.storage_backends import BACKENDS, Backend, another_writer_holding_the_lock, backend_for, raw_rows
 from tests.test_runs import GatedJob
 
 LIVE = 60_000
 
 
-def conversation_with(storage: SqliteStorage, *turns: tuple[str, str]) -> tuple[str, list[ChatMessage]]:
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    chosen = backend_for(request, request.param, tmp_path / "data")
+    yield chosen
+    chosen.close_all()
+
+
+def conversation_with(storage: Storage, *turns: tuple[str, str]) -> tuple[str, list[ChatMessage]]:
     chat = storage.create_conversation(storage.create_project("p").id).id
     messages = [ChatMessage(role=role, content=text) for role, text in turns]
     for message in messages:
@@ -28,11 +38,11 @@ def conversation_with(storage: SqliteStorage, *turns: tuple[str, str]) -> tuple[
     return chat, messages
 
 
-def contents(storage: SqliteStorage, chat: str) -> list[str]:
+def contents(storage: Storage, chat: str) -> list[str]:
     return [m.content for m in storage.load_messages(chat)]
 
 
-def title(storage: SqliteStorage, chat: str) -> str:
+def title(storage: Storage, chat: str) -> str:
     conversation = storage.get_conversation(chat)
     assert conversation is not None
     return conversation.title
@@ -41,7 +51,7 @@ def title(storage: SqliteStorage, chat: str) -> str:
 TURNS = (("user", "Q1"), ("assistant", "A1"), ("user", "Q2"), ("assistant", "A2"))
 
 
-def test_a_live_run_refuses_a_replacement_before_anything_is_deleted_or_renamed(storage: SqliteStorage) -> None:
+def test_a_live_run_refuses_a_replacement_before_anything_is_deleted_or_renamed(storage: Storage) -> None:
     chat, messages = conversation_with(storage, ("user", "Q1"), ("assistant", "A1"))
     runs = storage.run_store()
     live = runs.create_run(chat, None, [ChatMessage(role="user", content="Q2")], owner="a", lease_until=now_ms() + LIVE)
@@ -56,7 +66,7 @@ def test_a_live_run_refuses_a_replacement_before_anything_is_deleted_or_renamed(
     assert runs.active_run(chat) == live and runs.latest_run(chat) == live
 
 
-def test_regenerate_and_edit_replace_the_last_turn_and_the_title_follows_the_edit(storage: SqliteStorage) -> None:
+def test_regenerate_and_edit_replace_the_last_turn_and_the_title_follows_the_edit(storage: Storage) -> None:
     chat, messages = conversation_with(storage, *TURNS)
     runs = storage.run_store()
     regenerated = runs.create_run(chat, None, [], owner="a", lease_until=now_ms() + LIVE, replace_from=messages[3].id)
@@ -70,7 +80,7 @@ def test_regenerate_and_edit_replace_the_last_turn_and_the_title_follows_the_edi
     assert title(storage, chat) == "Q1"  # made from the first question, which stays
 
 
-def test_a_title_made_from_the_edited_question_follows_the_edit(storage: SqliteStorage) -> None:
+def test_a_title_made_from_the_edited_question_follows_the_edit(storage: Storage) -> None:
     chat, messages = conversation_with(storage, ("user", "Q1"), ("assistant", "A1"))
     storage.run_store().create_run(
         chat, None, [ChatMessage(role="user", content="Q1, asked better")], owner="a", lease_until=now_ms() + LIVE,
@@ -80,7 +90,7 @@ def test_a_title_made_from_the_edited_question_follows_the_edit(storage: SqliteS
     assert title(storage, chat) == "Q1, asked better"
 
 
-def test_a_title_the_user_chose_stays_when_the_question_is_edited(storage: SqliteStorage) -> None:
+def test_a_title_the_user_chose_stays_when_the_question_is_edited(storage: Storage) -> None:
     chat, messages = conversation_with(storage, ("user", "Q1"), ("assistant", "A1"))
     storage.rename_conversation(chat, "Harbour notes")
     storage.run_store().create_run(
@@ -90,7 +100,7 @@ def test_a_title_the_user_chose_stays_when_the_question_is_edited(storage: Sqlit
     assert title(storage, chat) == "Harbour notes"
 
 
-def test_a_turn_another_tab_changed_first_is_not_replaced(storage: SqliteStorage) -> None:
+def test_a_turn_another_tab_changed_first_is_not_replaced(storage: Storage) -> None:
     chat, messages = conversation_with(storage, *TURNS)
     runs = storage.run_store()
     for stale in (messages[1].id, messages[0].id, "no-such-message"):  # a question follows, or it is gone
@@ -104,27 +114,24 @@ def test_a_turn_another_tab_changed_first_is_not_replaced(storage: SqliteStorage
     assert runs.latest_run(chat) is None  # no run was created either
 
 
-def test_a_replacement_waiting_on_a_held_write_lock_commits_nothing_until_it_gets_it(tmp_path: Path) -> None:
-    """The whole replacement is one ``BEGIN IMMEDIATE`` transaction: while another connection holds the
-    write lock it deletes nothing, and when it cannot get the lock nothing of it is written."""
-    storage = SqliteStorage(tmp_path / "data", busy_timeout_ms=200)
+def test_a_replacement_waiting_on_a_held_write_lock_commits_nothing_until_it_gets_it(backend: Backend) -> None:
+    """The whole replacement is one write transaction: while another connection holds the write lock it
+    deletes nothing, and when it cannot get the lock nothing of it is written."""
+    storage = backend.open(busy_timeout_ms=200)
     chat, messages = conversation_with(storage, *TURNS)
-    holder = sqlite3.connect(tmp_path / "data" / "agent.sqlite3", isolation_level=None)
-    try:
-        holder.execute("BEGIN IMMEDIATE")
+    with another_writer_holding_the_lock(backend):
         with pytest.raises(StorageError, match="could not be written"):
             storage.run_store().create_run(
                 chat, None, [], owner="a", lease_until=now_ms() + LIVE, replace_from=messages[3].id
             )
-        seen = [row[0] for row in holder.execute("SELECT json_extract(body, '$.content') FROM messages ORDER BY seq")]
+        seen = [
+            json.loads(str(row[0]))["content"] for row in raw_rows(backend, "SELECT body FROM messages ORDER BY seq")
+        ]
         assert seen == ["Q1", "A1", "Q2", "A2"]
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
     assert contents(storage, chat) == ["Q1", "A1", "Q2", "A2"] and storage.run_store().latest_run(chat) is None
 
 
-def test_a_question_and_a_regenerate_racing_from_two_tabs_never_lose_a_message(storage: SqliteStorage) -> None:
+def test_a_question_and_a_regenerate_racing_from_two_tabs_never_lose_a_message(storage: Storage) -> None:
     """Each round, one tab sends a question while the other (its view from before) regenerates the answer:
     exactly one starts; when the question won, every message is still there."""
     chat, _ = conversation_with(storage, ("user", "Q1"), ("assistant", "A1"))

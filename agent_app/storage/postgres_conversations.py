@@ -62,6 +62,32 @@ def insert_message(db: Connection, conversation_id: str, message: ChatMessage) -
     )
 
 
+def cut_last_turn(db: Connection, conversation_id: str, message_id: str, *, asked_again: bool) -> bool:
+    """Inside the caller's write transaction, forget ``message_id`` and every message after it; ``False``, and
+    nothing changed, when it is gone or no longer in the last turn (see SQLite's ``cut_last_turn``). With
+    ``asked_again`` a title made from a replaced question is cleared, for the new question to title."""
+    row = db.execute(
+        "SELECT seq, role, body FROM messages WHERE conversation_id = %s AND id = %s", (conversation_id, message_id)
+    ).fetchone()
+    if row is None:
+        return False
+    seq = int(row["seq"])
+    later_question = db.execute(
+        "SELECT 1 FROM messages WHERE conversation_id = %s AND seq > %s AND role = 'user' LIMIT 1",
+        (conversation_id, seq),
+    ).fetchone()
+    if later_question is not None:
+        return False
+    db.execute("DELETE FROM messages WHERE conversation_id = %s AND seq >= %s", (conversation_id, seq))
+    if asked_again and row["role"] == "user":
+        old_title = title_from(ChatMessage.model_validate_json(row["body"]).content)
+        db.execute(
+            "UPDATE conversations SET title = '', title_folded = '' WHERE id = %s AND title = %s",
+            (conversation_id, old_title),
+        )
+    return True
+
+
 class PostgresConversationRows:
     """The conversation part of :class:`~agent_app.storage.postgres.PostgresStorage`."""
 
@@ -140,20 +166,6 @@ class PostgresConversationRows:
             (conversation_id, None if limit is None else max(limit, 0)),
         )
         return [ChatMessage.model_validate_json(row["body"]) for row in rows]
-
-    def delete_messages_from(self, conversation_id: str, message_id: str) -> int:
-        """Forget ``message_id`` and every message after it (an edited question, a regenerated answer)."""
-        with self._db.write() as db:
-            row = db.execute(
-                "SELECT seq FROM messages WHERE conversation_id = %s AND id = %s", (conversation_id, message_id)
-            ).fetchone()
-            if row is None:
-                raise NotFoundError(f"No message {message_id} in conversation {conversation_id}")
-            removed = db.execute(
-                "DELETE FROM messages WHERE conversation_id = %s AND seq >= %s", (conversation_id, int(row["seq"]))
-            ).rowcount
-            db.execute("UPDATE conversations SET updated_at = %s WHERE id = %s", (now_ms(), conversation_id))
-        return int(removed)
 
     def count_messages(self, conversation_id: str) -> int:
         row = self._db.one("SELECT COUNT(*) AS n FROM messages WHERE conversation_id = %s", (conversation_id,))

@@ -2,7 +2,8 @@
 
 Implements :class:`agent_app.runs.store.RunStore`. One active run per conversation is the database's rule
 across every process sharing it: the unique partial index ``one_active_run_per_conversation`` makes the
-second of two simultaneous starts wait for the first to commit, then fail, with nothing of it written. An
+second of two simultaneous starts wait for the first to commit, then fail, with nothing of it written (nor
+of the turn it would replace). An
 event's ``seq`` comes from its run's counter (``last_event_seq``), taken under the run's row lock.
 """
 
@@ -17,9 +18,19 @@ from psycopg import errors
 from psycopg.rows import DictRow
 
 from agent_app.errors import ErrorKind
-from agent_app.runs.models import ACTIVE_STATES, BUSY_MESSAGE, EventKind, Run, RunBusyError, RunEvent, RunState
+from agent_app.runs.models import (
+    ACTIVE_STATES,
+    BUSY_MESSAGE,
+    TURN_CHANGED_MESSAGE,
+    EventKind,
+    Run,
+    RunBusyError,
+    RunEvent,
+    RunState,
+    TurnChangedError,
+)
 from agent_app.storage.base import StorageError
-from agent_app.storage.postgres_conversations import insert_message
+from agent_app.storage.postgres_conversations import cut_last_turn, insert_message
 from agent_app.storage.postgres_database import Connection, PostgresDatabase
 from agent_app.storage.runs import INTERRUPTED_ERROR
 from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
@@ -44,7 +55,7 @@ class PostgresRunStore:
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
 
-    def create_run(
+    def create_run(  # noqa: PLR0913 - the run and the turn it replaces are one transaction, so one call
         self,
         conversation_id: str,
         context: AgentContext | None,
@@ -52,6 +63,7 @@ class PostgresRunStore:
         *,
         owner: str,
         lease_until: int,
+        replace_from: str | None = None,
     ) -> Run:
         now = now_ms()
         run = Run(
@@ -83,6 +95,13 @@ class PostgresRunStore:
                 if exc.diag.constraint_name == ONE_ACTIVE_RUN:
                     raise RunBusyError(BUSY_MESSAGE) from None
                 raise
+            # The run's row is in: a second start waits on the index until this commits, then is refused,
+            # so only the accepted start replaces the turn.
+            asked_again = any(message.role == "user" for message in messages)
+            if replace_from is not None and not cut_last_turn(
+                db, conversation_id, replace_from, asked_again=asked_again
+            ):
+                raise TurnChangedError(TURN_CHANGED_MESSAGE)
             for message in messages:
                 insert_message(db, conversation_id, message)
         return run
