@@ -11,6 +11,7 @@ import pytest
 from agent_app.storage import PostgresStorage
 from fake_llm import FakeLLMServer, delayed, openai_text
 from tests.page_support import bubbles, configure_env, new_page, run_going, send, settle, texts
+from testsupport.streamlit_server import free_port
 
 
 @pytest.fixture
@@ -59,3 +60,15 @@ def test_a_question_sent_while_another_tab_runs_is_refused_by_the_database(
     settle(tab_a)
     chat_id = tab_a.query_params["chat"]
     assert stored_messages(data_dir, postgres_url, chat_id)[2:] == [("user", "A asks"), ("assistant", "A's answer.")]
+
+
+def test_a_database_that_cannot_be_reached_is_named_on_the_page_without_its_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure_env(monkeypatch, tmp_path / "data", None)
+    monkeypatch.setenv("AGENT_DATABASE_URL", f"postgresql://agent:pw-never-shown@127.0.0.1:{free_port()}/agent")
+    at = new_page()
+    [error] = texts(at.main.error)
+    assert "The database cannot be used (setting AGENT_DATABASE_URL)" in error
+    assert "the database server cannot be reached" in error
+    assert "pw-never-shown" not in error and "127.0.0.1" not in error

@@ -14,7 +14,7 @@ import streamlit as st
 from agent_app.llm_config import llm_status
 from agent_app.media import saved_transcript
 from agent_app.session_stores import SessionState
-from agent_app.settings import load_settings
+from agent_app.settings import Settings, load_settings
 from agent_app.storage import ProjectMediaLibrary, StorageError, open_storage
 from agent_app.tool_plugins import usable_tool_registry
 from agent_app.types import AgentContext, ToolEnvironment
@@ -85,6 +85,14 @@ def write_url(workspace: Workspace, state: SessionState) -> None:
     state[_URL_WRITTEN] = wanted
 
 
+def storage_failure(settings: Settings, exc: Exception) -> str:
+    """Why the page cannot open its storage, naming the setting to look at (never the database URL: it
+    holds a password)."""
+    if settings.database_url and isinstance(exc, StorageError):
+        return f"The database cannot be used (setting AGENT_DATABASE_URL): {exc}"
+    return f"The data directory `{settings.data_dir}` cannot be used (setting AGENT_DATA_DIR): {exc}"
+
+
 def render_page() -> None:
     # An emoji icon is drawn in the browser; a Material icon would be fetched from fonts.gstatic.com on
     # every page load (a request to Google, failing offline).
@@ -95,10 +103,7 @@ def render_page() -> None:
     try:
         storage = open_storage(settings)
     except (StorageError, OSError) as exc:
-        st.error(
-            f"The data directory `{settings.data_dir}` cannot be used (setting AGENT_DATA_DIR): {exc}",
-            icon=":material/database_off:",
-        )
+        st.error(storage_failure(settings, exc), icon=":material/database_off:")
         st.stop()
     except ValueError as exc:  # a mistyped storage setting (AGENT_DB_BUSY_TIMEOUT_MS)
         st.error(f"{exc}. {sidebar.SETTINGS_HELP}", icon=":material/database_off:")
