@@ -78,20 +78,19 @@ class PostgresRunStore:
         with self._db.write() as db:
             self._interrupt_expired(db, conversation_id, now)
             try:
-                with db.transaction():  # a savepoint: the refusal is ours to word, the outer write rolls back
-                    db.execute(
-                        "INSERT INTO runs (id, conversation_id, state, context, owner, lease_until, created_at)"
-                        " VALUES (%s, %s, 'queued', %s, %s, %s, %s)",
-                        (
-                            run.id,
-                            conversation_id,
-                            context.model_dump_json(by_alias=True, exclude_none=True) if context else None,
-                            owner,
-                            lease_until,
-                            now,
-                        ),
-                    )
-            except errors.UniqueViolation as exc:
+                db.execute(
+                    "INSERT INTO runs (id, conversation_id, state, context, owner, lease_until, created_at)"
+                    " VALUES (%s, %s, 'queued', %s, %s, %s, %s)",
+                    (
+                        run.id,
+                        conversation_id,
+                        context.model_dump_json(by_alias=True, exclude_none=True) if context else None,
+                        owner,
+                        lease_until,
+                        now,
+                    ),
+                )
+            except errors.UniqueViolation as exc:  # the write rolls back on the way out, nothing of it kept
                 if exc.diag.constraint_name == ONE_ACTIVE_RUN:
                     raise RunBusyError(BUSY_MESSAGE) from None
                 raise
