@@ -1,6 +1,7 @@
 """What only the shared database has, on a real PostgreSQL server: processes at once on one database (the
 schema upgraded once, one run per conversation), a server that cannot be reached or refuses us, a server
-restarted under a running app, and the URL's password kept out of every message."""
+restarted under a running app or run, a statement past the server's timeout, and the URL's password kept
+out of every message."""
 
 from __future__ import annotations
 
@@ -14,11 +15,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.models import BUSY_MESSAGE
 from agent_app.storage import PostgresStorage, StorageError
 from agent_app.storage.postgres_schema import SCHEMA_VERSION
 from agent_app.types import ChatMessage, now_ms
+from tests.run_support import wait_until
 from tests.storage_backends import PostgresForTests
+from tests.test_runs import WAIT, GatedJob
 from testsupport.streamlit_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,4 +129,48 @@ def test_a_server_restarted_under_the_app_loses_nothing_committed_and_is_used_ag
         run = storage.run_store().create_run(chat.id, None, [], owner="a", lease_until=now_ms() + 60_000)
         assert storage.run_store().active_run(chat.id) == run
     finally:
+        storage.close_pool()
+
+
+def test_a_statement_past_the_servers_statement_timeout_is_said_and_commits_nothing(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A deploy's URL may carry ``options=-c statement_timeout=...``: a write stuck behind another writer
+    longer than that is cancelled by the server, said in the page's words, and nothing of it is kept."""
+    slow = f"{postgres_url}?options=-c%20statement_timeout%3D150"
+    storage = PostgresStorage(tmp_path / "data", slow, busy_timeout_ms=5_000)
+    try:
+        chat = storage.create_conversation(storage.create_project("p").id)
+        with psycopg.connect(postgres_url) as other, other.transaction():
+            other.execute("LOCK TABLE messages IN EXCLUSIVE MODE")
+            started = time.monotonic()
+            with pytest.raises(StorageError, match="took too long and was cancelled"):
+                storage.append_message(chat.id, ChatMessage(role="user", content="stuck"))
+            assert time.monotonic() - started < 2  # the statement timeout, not the 5 s busy timeout
+        assert storage.load_messages(chat.id) == []
+        storage.append_message(chat.id, ChatMessage(role="user", content="later"))
+        assert [m.content for m in storage.load_messages(chat.id)] == ["later"]
+    finally:
+        storage.close_pool()
+
+
+def test_a_run_going_while_the_server_restarts_ends_as_it_would_have(
+    postgres_server: PostgresForTests, postgres_url: str, tmp_path: Path
+) -> None:
+    """Its question was committed before the restart and is kept; its status event, end and state after it
+    are written on new connections (the lease's heartbeat misses a beat or two and catches up)."""
+    storage = PostgresStorage(tmp_path / "data", postgres_url)
+    chat = storage.create_conversation(storage.create_project("p").id)
+    job = GatedJob()
+    manager = ThreadRunManager(storage, job, heartbeat_seconds=0.05)
+    try:
+        run = manager.start(chat.id, None, ChatMessage(role="user", content="Asked before the restart"))
+        wait_until(lambda: job.started == [run.id], WAIT)
+        postgres_server.server.restart()
+        job.release.set()
+        wait_until(lambda: storage.run_store().get_run(run.id).state == "answered", WAIT)  # type: ignore[union-attr]
+        wait_until(lambda: [e.kind for e in storage.run_store().events(run.id)] == ["status", "end"], WAIT)
+        assert [m.content for m in storage.load_messages(chat.id)] == ["Asked before the restart"]
+    finally:
+        manager.close()
         storage.close_pool()
