@@ -1,4 +1,4 @@
-"""A PostgreSQL database behind a psycopg connection pool, with write transactions and schema upgrades.
+"""A PostgreSQL database behind a psycopg connection pool, with write transactions; upgraded when opened.
 
 Each read or write borrows a pooled connection (autocommit: one statement is its own transaction; a write
 opens ``conn.transaction()``), so page sessions, runs and the media route of one process share a few
@@ -68,9 +68,7 @@ class PostgresDatabase:
     cannot be reached or its schema is newer than this app's.
     """
 
-    def __init__(
-        self, url: str, busy_timeout_ms: int, *, max_connections: int = DEFAULT_MAX_CONNECTIONS, migrate: bool = True
-    ) -> None:
+    def __init__(self, url: str, busy_timeout_ms: int, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
         self._lock_timeout_ms = max(0, int(busy_timeout_ms))
         options: dict[str, Any] = {
             "autocommit": True,
@@ -81,8 +79,7 @@ class PostgresDatabase:
         try:  # one connection first: a refused or unknown server fails at once, and in its own words
             with psycopg.connect(url, **options) as first:
                 self._configure(first)
-                if migrate:
-                    upgrade(first)
+                upgrade(first)
         except psycopg.Error as exc:
             raise storage_error(exc, "opened") from None
         wait_seconds = max(self._lock_timeout_ms / 1000, CONNECT_TIMEOUT_SECONDS)
