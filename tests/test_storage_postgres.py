@@ -1,14 +1,16 @@
 """What only the shared database has, on a real PostgreSQL server: processes at once on one database (the
 schema upgraded once, one run per conversation), a server that cannot be reached or refuses us, a server
-restarted under a running app or run, a statement past the server's timeout, and the URL's password kept
-out of every message."""
+restarted under a running app or run, a statement past the server's timeout, a full disk under the
+database, and the URL's password kept out of every message."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,9 +22,11 @@ from agent_app.runs.models import BUSY_MESSAGE
 from agent_app.storage import PostgresStorage, StorageError
 from agent_app.storage.postgres_schema import SCHEMA_VERSION
 from agent_app.types import ChatMessage, now_ms
+from tests.hostile_support import fill, requires_root, tmpfs
 from tests.run_support import wait_until
 from tests.storage_backends import PostgresForTests
 from tests.test_runs import WAIT, GatedJob
+from testsupport.postgres_server import OS_USER
 from testsupport.streamlit_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,3 +178,39 @@ def test_a_run_going_while_the_server_restarts_ends_as_it_would_have(
     finally:
         manager.close()
         storage.close_pool()
+
+
+@requires_root
+def test_a_full_disk_under_the_database_is_said_and_nothing_committed_is_lost(
+    postgres_server: PostgresForTests, tmp_path: Path
+) -> None:
+    """The database's files on a small disk of their own (a tablespace on a tmpfs), filled to the last byte:
+    a write is refused as out of space with nothing of it kept; once space is freed, writes go on."""
+    server = postgres_server.server
+    mount = Path(tempfile.mkdtemp(prefix="agent-pg-space-"))  # under /tmp: the postgres user reaches it
+    name = f"full_{os.getpid()}"
+    try:
+        with tmpfs(mount, size_kb=24 * 1024):
+            location = mount / "tablespace"
+            location.mkdir()
+            shutil.chown(location, user=OS_USER)
+            server.execute(f"CREATE TABLESPACE small LOCATION '{location}'")
+            server.execute(f'CREATE DATABASE "{name}" TEMPLATE "{postgres_server.template}" TABLESPACE small')
+            storage = PostgresStorage(tmp_path / "data", server.url(name))
+            try:
+                chat = storage.create_conversation(storage.create_project("p").id)
+                storage.append_message(chat.id, ChatMessage(role="user", content="kept"))
+                filler = fill(mount)
+                big = ChatMessage(role="assistant", content=os.urandom(400_000).hex())  # new pages for its text
+                with pytest.raises(StorageError, match=r"could not be written \(the database server is out of space\)"):
+                    storage.append_message(chat.id, big)
+                assert [m.content for m in storage.load_messages(chat.id)] == ["kept"]
+                filler.unlink()
+                storage.append_message(chat.id, big)
+                assert [m.content for m in storage.load_messages(chat.id)] == ["kept", big.content]
+            finally:
+                storage.close_pool()
+                server.drop_database(name)
+                server.execute("DROP TABLESPACE IF EXISTS small")
+    finally:
+        shutil.rmtree(mount, ignore_errors=True)
