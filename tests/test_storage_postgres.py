@@ -1,7 +1,7 @@
 """What only the shared database has, on a real PostgreSQL server: processes at once on one database (the
 schema upgraded once, one run per conversation), a server that cannot be reached or refuses us, a server
 restarted under a running app or run, a statement past the server's timeout, a full disk under the
-database, and the URL's password kept out of every message."""
+database, a database turned read-only, and the URL's password kept out of every message."""
 
 from __future__ import annotations
 
@@ -214,3 +214,25 @@ def test_a_full_disk_under_the_database_is_said_and_nothing_committed_is_lost(
                 server.execute("DROP TABLESPACE IF EXISTS small")
     finally:
         shutil.rmtree(mount, ignore_errors=True)
+
+
+def test_a_database_turned_read_only_still_reads_and_says_why_it_cannot_write(
+    postgres_server: PostgresForTests, postgres_url: str, tmp_path: Path
+) -> None:
+    """What a hot standby or an administrator's ``default_transaction_read_only`` gives: the page still shows
+    what is stored, and a write says the database is read-only."""
+    storage = PostgresStorage(tmp_path / "data", postgres_url)
+    try:
+        chat = storage.create_conversation(storage.create_project("p").id)
+        storage.append_message(chat.id, ChatMessage(role="user", content="kept"))
+        database = postgres_url.rsplit("/", 1)[1]
+        postgres_server.server.execute(f'ALTER DATABASE "{database}" SET default_transaction_read_only = on')
+        reopened = PostgresStorage(tmp_path / "data", postgres_url)  # new sessions read the setting
+        try:
+            assert [m.content for m in reopened.load_messages(chat.id)] == ["kept"]
+            with pytest.raises(StorageError, match=r"could not be written \(the database is read-only\)"):
+                reopened.append_message(chat.id, ChatMessage(role="user", content="refused"))
+        finally:
+            reopened.close_pool()
+    finally:
+        storage.close_pool()
