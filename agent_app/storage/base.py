@@ -1,6 +1,7 @@
 """The storage interface the page, the stores and the tools depend on: shared pydantic types in and out, no
-SQL or file path outside an implementation (but :meth:`Storage.media_path`), so a shared SQL database could
-replace the SQLite file without touching the UI.
+SQL or file path outside an implementation (but :meth:`Storage.media_path`), so the SQLite file
+(:class:`~agent_app.storage.sqlite.SqliteStorage`) and a shared PostgreSQL database
+(:class:`~agent_app.storage.postgres.PostgresStorage`) serve the UI alike.
 """
 
 from __future__ import annotations
