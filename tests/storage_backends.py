@@ -119,3 +119,14 @@ def another_writer_holding_the_lock(backend: Backend) -> Iterator[None]:
     with psycopg.connect(backend.database_url) as connection, connection.transaction():
         connection.execute("LOCK TABLE messages IN EXCLUSIVE MODE")
         yield
+
+
+def insert_raw(backend: Backend, sql: str, rows: list[tuple[object, ...]]) -> None:
+    """Write ``rows`` with ``sql`` (``?`` placeholders) straight into the backend's database, as another
+    release of the app would have (not through our code)."""
+    if backend.database_url is None:
+        with contextlib.closing(sqlite3.connect(backend.data_dir / "agent.sqlite3")) as sqlite, sqlite:
+            sqlite.executemany(sql, rows)
+        return
+    with psycopg.connect(backend.database_url) as postgres, postgres.cursor() as cursor:
+        cursor.executemany(sql.replace("?", "%s").encode(), rows)

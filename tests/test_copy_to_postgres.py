@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agent_app.runs.events import EndEvent, TextEvent, UsageEvent
 from agent_app.storage import PostgresStorage, SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, ToolResult, now_ms
 from tests.media_samples import make_wav
@@ -52,9 +53,9 @@ def fill(storage: SqliteStorage, tmp_path: Path) -> None:
     done = runs.create_run(other.id, None, [ChatMessage(role="user", content="Hi")], owner="a", lease_until=now_ms())
     runs.mark_running(done.id)
     for delta in ("Hel", "lo"):
-        runs.append_event(done.id, "text", {"delta": delta})
+        runs.append_event(done.id, TextEvent(delta=delta))
     runs.finish_run(done.id, "answered")
-    runs.append_event(done.id, "end", {"state": "answered"})
+    runs.append_event(done.id, EndEvent(state="answered"))
     runs.create_run(storm.id, None, [], owner="b", lease_until=now_ms() + 600_000)  # still going
 
 
@@ -90,7 +91,7 @@ def test_a_sqlite_data_folder_copied_into_postgresql_reads_back_the_same(postgre
         film = next(p.id for p in source.list_projects() if p.name == "Harbour film")
         named = next(c for c in source.list_conversations(film) if c.title == "Named")
         finished = copy.run_store().latest_run(named.id)
-        assert finished is not None and copy.run_store().append_event(finished.id, "usage", {}) == 4  # counter carried
+        assert finished is not None and copy.run_store().append_event(finished.id, UsageEvent()) == 4  # counter carried
     finally:
         copy.close_pool()
 

@@ -31,7 +31,7 @@ from agent_app.runs.view import RunView
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, now_ms
 from tests.run_support import wait_until
-from tests.storage_backends import BACKENDS, Backend, backend_for
+from tests.storage_backends import BACKENDS, Backend, backend_for, insert_raw
 
 WAIT = 10.0
 
@@ -112,8 +112,8 @@ def test_events_are_numbered_and_read_after_a_sequence_number(storage: SqliteSto
     assert [e.seq for e in runs.events(run.id, after_seq=2)] == [3]
 
 
-def test_events_the_first_release_wrote_read_as_typed_events(storage: SqliteStorage, tmp_path: Path) -> None:
-    """Rows in the shapes the first release stored (kind, camelCase JSON), written with sqlite3 directly, read
+def test_events_the_first_release_wrote_read_as_typed_events(storage: SqliteStorage, backend: Backend) -> None:
+    """Rows in the shapes the first release stored (kind, camelCase JSON), written into the database directly, read
     as the typed events and fold into the same live view; a kind this release does not know is skipped."""
     chat = conversation(storage)
     run = storage.run_store().create_run(chat, None, [], owner="a", lease_until=now_ms() + 60_000)
@@ -127,13 +127,11 @@ def test_events_the_first_release_wrote_read_as_typed_events(storage: SqliteStor
         ("a_later_kind", {"anything": 1}),
         ("end", {"state": "error", "error": "The model failed", "errorKind": "rate_limited"}),
     ]
-    database = sqlite3.connect(tmp_path / "data" / "agent.sqlite3")
-    with database:
-        database.executemany(
-            "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
-            [(run.id, seq, kind, json.dumps(data), 1) for seq, (kind, data) in enumerate(rows, start=1)],
-        )
-    database.close()
+    insert_raw(
+        backend,
+        "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
+        [(run.id, seq, kind, json.dumps(data), 1) for seq, (kind, data) in enumerate(rows, start=1)],
+    )
     events = storage.run_store().events(run.id)
     assert [e.seq for e in events] == [1, 2, 3, 4, 5, 6, 8]
     assert [e.data for e in events] == [

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psycopg
 
+from agent_app.runs.events import EndEvent, StatusEvent, TextEvent
 from agent_app.storage import PostgresStorage, SqliteStorage, postgres_schema, schema
 from agent_app.types import ChatMessage, now_ms
 from tests.media_samples import make_wav
@@ -118,12 +119,12 @@ def assert_everything_is_there(storage: SqliteStorage | PostgresStorage, with_ru
     if with_runs:
         run = runs.latest_run("c1")
         assert run is not None and (run.id, run.state, run.finished_at) == ("r1", "answered", 106)
-        assert [(e.seq, e.kind, e.data) for e in runs.events("r1")] == [
-            (1, "text", {"delta": "Boats"}),
-            (2, "end", {"state": "answered"}),
+        assert [(e.seq, e.data) for e in runs.events("r1")] == [
+            (1, TextEvent(delta="Boats")),
+            (2, EndEvent(state="answered")),
         ]
     new_run = runs.create_run("c1", None, [], owner="new-server", lease_until=now_ms() + 60_000)
-    assert runs.append_event(new_run.id, "status", {"status": "sending"}) == 1
+    assert runs.append_event(new_run.id, StatusEvent(status="responding")) == 1
 
 
 def test_a_data_folder_written_by_the_released_app_opens_with_nothing_lost(tmp_path: Path) -> None:

@@ -9,30 +9,27 @@ event's ``seq`` comes from its run's counter (``last_event_seq``), taken under t
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from psycopg import errors
 from psycopg.rows import DictRow
 
 from agent_app.errors import ErrorKind
+from agent_app.runs.events import RunEvent, RunEventData
 from agent_app.runs.models import (
     ACTIVE_STATES,
     BUSY_MESSAGE,
     TURN_CHANGED_MESSAGE,
-    EventKind,
     Run,
     RunBusyError,
-    RunEvent,
     RunState,
     TurnChangedError,
 )
 from agent_app.storage.base import StorageError
 from agent_app.storage.postgres_conversations import cut_last_turn, insert_message
 from agent_app.storage.postgres_database import Connection, PostgresDatabase
-from agent_app.storage.runs import INTERRUPTED_ERROR
+from agent_app.storage.runs import INTERRUPTED_ERROR, events_of
 from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
 
 logger = logging.getLogger(__name__)
@@ -148,8 +145,8 @@ class PostgresRunStore:
             cursor = db.execute("UPDATE runs SET state = 'running' WHERE id = %s AND state = 'queued'", (run_id,))
         return cursor.rowcount == 1
 
-    def append_event(self, run_id: str, kind: EventKind, data: dict[str, Any]) -> int:
-        body = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    def append_event(self, run_id: str, event: RunEventData) -> int:
+        body = event.stored_json()
         with self._db.write() as db:
             row = db.execute(
                 "UPDATE runs SET last_event_seq = last_event_seq + 1 WHERE id = %s RETURNING last_event_seq", (run_id,)
@@ -159,7 +156,7 @@ class PostgresRunStore:
             seq = int(row["last_event_seq"])
             db.execute(
                 "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
-                (run_id, seq, kind, body, now_ms()),
+                (run_id, seq, event.kind, body, now_ms()),
             )
         return seq
 
@@ -168,7 +165,7 @@ class PostgresRunStore:
             "SELECT run_id, seq, kind, data, created_at FROM run_events WHERE run_id = %s AND seq > %s ORDER BY seq",
             (run_id, after_seq),
         )
-        return [RunEvent.model_validate({**row, "data": json.loads(row["data"])}) for row in rows]
+        return events_of(run_id, rows)
 
     def request_stop(self, run_id: str) -> bool:
         with self._db.write() as db:

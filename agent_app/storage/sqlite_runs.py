@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -35,6 +36,20 @@ logger = logging.getLogger(__name__)
 
 # Active runs are "state IN ('queued', 'running')", written out in each query (the partial indexes' own words).
 INTERRUPTED_ERROR = "The server stopped while the assistant was working"
+
+
+def events_of(run_id: str, rows: Iterable[Mapping[str, Any]]) -> list[RunEvent]:
+    """Stored event rows (``seq``, ``kind``, ``data``, ``created_at``) as events, on either backend; a row this
+    release cannot read (a kind or shape a newer one wrote) is skipped and logged."""
+    events = []
+    for row in rows:
+        try:
+            data = stored_event(row["kind"], row["data"])
+        except ValidationError:
+            logger.warning("Run %s: event %s (%s) is unreadable, skipped", run_id, row["seq"], row["kind"])
+            continue
+        events.append(RunEvent(run_id=run_id, seq=row["seq"], data=data, created_at=row["created_at"]))
+    return events
 
 
 def _run_of(row: sqlite3.Row) -> Run:
@@ -164,15 +179,7 @@ class SqliteRunStore:
             .execute("SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq", (run_id, after_seq))
             .fetchall()
         )
-        events = []
-        for row in rows:
-            try:
-                data = stored_event(row["kind"], row["data"])
-            except ValidationError:  # a kind or shape this release does not know (a newer one wrote it)
-                logger.warning("Run %s: event %s (%s) is unreadable, skipped", run_id, row["seq"], row["kind"])
-                continue
-            events.append(RunEvent(run_id=run_id, seq=row["seq"], data=data, created_at=row["created_at"]))
-        return events
+        return events_of(run_id, rows)
 
     def request_stop(self, run_id: str) -> bool:
         with self._db.write() as db:
