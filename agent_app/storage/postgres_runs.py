@@ -1,6 +1,6 @@
 """Runs and run events in the PostgreSQL database of :class:`~agent_app.storage.postgres.PostgresStorage`.
 
-Implements :class:`agent_app.runs.store.RunStore`. One active run per conversation is the database's rule
+Implements :class:`agent_app.runs.run_store.RunStore`. One active run per conversation is the database's rule
 across every process sharing it: the unique partial index ``one_active_run_per_conversation`` makes the
 second of two simultaneous starts wait for the first to commit, then fail, with nothing of it written (nor
 of the turn it would replace). An
@@ -29,7 +29,7 @@ from agent_app.runs.models import (
 from agent_app.storage.base import StorageError
 from agent_app.storage.postgres_conversations import cut_last_turn, insert_message
 from agent_app.storage.postgres_database import Connection, PostgresDatabase
-from agent_app.storage.runs import INTERRUPTED_ERROR, events_of
+from agent_app.storage.sqlite_runs import INTERRUPTED_ERROR, events_of
 from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
 
 logger = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ def _run_of(row: DictRow) -> Run:
 
 
 class PostgresRunStore:
-    """The run store of one PostgreSQL database (see :class:`agent_app.runs.store.RunStore`)."""
+    """The run store of one PostgreSQL database (see :class:`agent_app.runs.run_store.RunStore`)."""
 
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
