@@ -84,6 +84,7 @@ def test_a_run_answers_and_records_what_happened(storage: SqliteStorage, openai_
         ("user", "Hi"),
         ("assistant", "Hello from the server."),
     ]
+    wait_until(lambda: manager.events(run.id)[-1].kind == "end", WAIT)  # written just after the run's state
     events = manager.events(run.id)
     assert "".join(e.data.delta for e in events if isinstance(e.data, TextEvent)) == "Hello from the server."
     assert len([e for e in events if e.kind == "text"]) >= 3  # streamed in pieces, before the message
