@@ -1,6 +1,6 @@
 """Speech as it really comes: placed at known times, after long pauses, from different voices and speeds,
 very quiet, clipped, or absent (silence, noise, hum, music), and the ``language`` argument as people
-write it. Each clip goes through the real upload import, the tool and the offline Moonshine backend.
+write it. Each clip goes through the real upload import, the tool and the offline default backend.
 """
 
 from __future__ import annotations
@@ -168,7 +168,10 @@ def test_english_written_any_common_way_is_english(language: str, short_talk: Pa
 
 
 @pytest.mark.parametrize("language", ["fr", "French", "de-DE"])
-def test_another_language_on_the_local_backend_says_what_to_do(language: str, short_talk: Path, tmp_path: Path) -> None:
+def test_another_language_on_the_moonshine_backend_says_what_to_do(
+    language: str, short_talk: Path, tmp_path: Path, offline_transcription: pytest.MonkeyPatch
+) -> None:
+    offline_transcription.setenv("TRANSCRIBE_BACKEND", "moonshine")
     with pytest.raises(TranscriptionError, match=r"only understands English.*TRANSCRIBE_BACKEND"):
         transcribe_upload(short_talk, tmp_path / "data", language=language)
 
