@@ -82,7 +82,7 @@ def test_each_language_is_transcribed_within_its_bound_with_timed_words(language
 
 @pytest.mark.slow
 def test_a_word_after_a_pause_starts_where_its_sound_does(tmp_path: Path) -> None:
-    """Whisper hangs a pause on the word after it (0.9-1.2 s early on real speech): tightened to the sound."""
+    """Whisper hangs a pause on the word after it, so that word would start in the silence: tightened to the sound."""
     samples, truth = placed_speech(RATE, [(1_000, SENTENCES[0]), (7_500, SENTENCES[1])], 12_000)
     result = transcribe_upload(wav(tmp_path / "pause.wav", samples), tmp_path / "data", words=True)[1]
     words = [word for segment in result["segments"] for word in segment["words"]]
