@@ -298,7 +298,8 @@ def _describe_result(
     return f"a result of {result.name} ({size}); call {result.name} again with {_arguments(args)} to get it back"
 
 
-Transcript: TypeAlias = tuple[str, int, int, int]  # a transcript result's asset id, first and last ms, words
+Transcript: TypeAlias = tuple[str, int, int, int, bool]
+"""A transcript result's asset id, first and last ms, word count, and whether it carried word times."""
 
 
 def _transcript(message: ChatMessage) -> Transcript | None:
@@ -309,14 +310,17 @@ def _transcript(message: ChatMessage) -> Transcript | None:
     start = _ms(segments[0].get("startMs")) if segments else _ms(data.get("startMs"))
     end = _ms(segments[-1].get("endMs")) if segments else _ms(data.get("endMs"))
     words = sum(len(str(segment.get("text", "")).split()) for segment in segments)
-    return str(data["assetId"]), start, end, words
+    timed = any(isinstance(segment.get("words"), list) for segment in segments)
+    return str(data["assetId"]), start, end, words, timed
 
 
 def _describe_transcript(tool: str, transcript: Transcript, context: AgentContext | None) -> str:
-    asset_id, start, end, words = transcript
+    asset_id, start, end, words, timed = transcript
     names = {asset.id: asset.name for asset in context.media_assets} if context is not None else {}
     span = f"{clock_text(start)}–{clock_text(end)}"
-    arguments = {"assetId": asset_id, "startMs": start, "endMs": end}
+    arguments: dict[str, Any] = {"assetId": asset_id, "startMs": start, "endMs": end}
+    if timed:  # the call that gets it back asks for the word times again
+        arguments["words"] = True
     return (
         f"transcript of {names.get(asset_id, asset_id)} {span}, {words:,} words; "
         f"call {tool} again with {_arguments(arguments)} to read it"

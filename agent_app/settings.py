@@ -84,8 +84,8 @@ class Settings(BaseModel):
         description="a table of model names to {input, output} US dollars per million tokens",
     )
     # --- transcription
-    transcribe_backend: Annotated[Literal["local", "openai", "gemini"], BeforeValidator(_lower)] = Field(
-        "local", alias="TRANSCRIBE_BACKEND", description="one of local, openai, gemini"
+    transcribe_backend: Annotated[Literal["local", "moonshine", "openai", "gemini"], BeforeValidator(_lower)] = Field(
+        "local", alias="TRANSCRIBE_BACKEND", description="one of local, moonshine, openai, gemini"
     )
     transcribe_model: str | None = Field(None, alias="TRANSCRIBE_MODEL")
     transcribe_api_key: str | None = Field(None, alias="TRANSCRIBE_API_KEY", repr=False)

@@ -2,6 +2,11 @@
 
 Measured in one run, each against a baseline from the same run:
 
+* the offline engines on the same 60 s of speech, each in a fresh process (model loaded and warmed up
+  first): faster-whisper tiny.en (the default for English) against Moonshine tiny-en (the baseline), the
+  multilingual base, and the default with the language detected (base's detection, then tiny.en): word
+  error rate, CPU seconds per audio second (target for tiny.en: at most 1.1 x Moonshine's) and peak
+  memory; ``--engines`` runs only this part;
 * real-time factor of the local backend on 60 s and 5 min of speech: transcription time / audio duration
   (target ≤ 0.05); plus the word error rate on the 60 s clip, so speed is never bought with accuracy;
 * audio extraction (PyAV demux + decode + resample to 16 kHz mono) per minute of media, and against the
@@ -15,7 +20,8 @@ Measured in one run, each against a baseline from the same run:
 * a cached repeat of the tool (content-hash memo + SQLite lookup), against the uncached first run
   (target < 50 ms).
 
-Run: ``.venv/bin/python -m bench.bench_transcription`` (two to three minutes on two cores).
+Run: ``.venv/bin/python -m bench.bench_transcription [--engines]``. The sections after the first measure
+the Moonshine backend, as they did before faster-whisper became the default.
 """
 
 from __future__ import annotations
@@ -28,10 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agent_app.media.backends.base import TranscribeSettings, TranscriptionBackend
 from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
+from agent_app.media.backends.local_whisper import LocalWhisperBackend
 from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
@@ -132,9 +141,55 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
+ENGINES: dict[str, tuple[Callable[[], TranscriptionBackend], str | None]] = {
+    "moonshine tiny-en": (LocalMoonshineBackend, None),
+    "whisper tiny.en": (lambda: LocalWhisperBackend(TranscribeSettings("local", model="tiny.en")), "en"),
+    "whisper base": (lambda: LocalWhisperBackend(TranscribeSettings("local", model="base")), "en"),
+    "default, detected": (lambda: LocalWhisperBackend(TranscribeSettings("local")), None),
+}
+"""Engine label → (backend, language given). The default detects with base, then transcribes with tiny.en."""
+
+
+def _engine_child(label: str, media: Path) -> dict[str, float | str]:
+    """One engine on ``media`` in this (fresh) process: warmed up on 2 s (the default on 2 s of its own, so
+    both of its models are loaded), then timed on all of it."""
+    make, language = ENGINES[label]
+    backend = make()
+    backend.transcribe(extract_audio(media, 0, 2000), language, lambda fraction: None)
+    clip = extract_audio(media)
+    cpu = time.process_time()
+    result = backend.transcribe(clip, language, lambda fraction: None)
+    cpu_s = time.process_time() - cpu
+    text = " ".join(segment.text for segment in result.segments)
+    return {"cpu_per_s": cpu_s / (clip.duration_ms / 1000), "text": text, "peak_mb": _peak_rss_mb()}
+
+
+def compare_engines(short: Path, short_text: str) -> None:
+    print("\n== Offline engines on the same 60 s of speech, each in a fresh process (baseline: Moonshine tiny-en)")
+    print(f"(this machine's 1-min load average now: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+    baseline = 0.0
+    for label in ENGINES:
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.bench_transcription", "--child", f"engine:{label}", str(short), "-"],
+            cwd=REPO, capture_output=True, text=True, check=True, timeout=1800,
+        )  # fmt: skip
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        cpu_per_s = float(report["cpu_per_s"])
+        baseline = baseline or cpu_per_s
+        print(
+            f"{label:>18}: WER {word_error_rate(short_text, str(report['text'])):.3f} | CPU {cpu_per_s:.4f} s per "
+            f"audio s -> {cpu_per_s / baseline:.2f} x Moonshine's | peak RSS {float(report['peak_mb']):7.1f} MB"
+        )
+    print("(target: whisper tiny.en at most 1.10 x Moonshine's CPU, WER no worse)")
+
+
 def child(mode: str, media: Path, data_dir: Path) -> None:
     """Run in a fresh process: ``tool`` transcribes ``media`` through the tool; ``baseline`` only loads
-    the model and transcribes its first second. Prints the peak RSS in MB."""
+    the model and transcribes its first second; ``engine:LABEL`` measures one of :data:`ENGINES`. Prints
+    the peak RSS in MB (and the engine's figures)."""
+    if mode.startswith("engine:"):
+        print(json.dumps(_engine_child(mode.removeprefix("engine:"), media)))
+        return
     result_chars = 0
     if mode == "tool":
         env, _ = _tool_env(data_dir, media)
@@ -160,12 +215,15 @@ def _child_run(mode: str, media: Path, data_dir: Path) -> tuple[float, float, in
     return float(report["peak_mb"]), time.perf_counter() - started, int(report["result_chars"])
 
 
-def main() -> None:
+def main(engines_only: bool) -> None:
     backend = LocalMoonshineBackend()
     with tempfile.TemporaryDirectory(prefix="bench-transcription-") as tmp:
         work = Path(tmp)
         print("Generating speech videos (espeak-ng + PyAV)...", flush=True)
         short, short_text = make_speech_video(work / "speech-60s.mp4", 60)
+        compare_engines(short, short_text)
+        if engines_only:
+            return
         long, _ = make_speech_video(work / "speech-5min.mp4", 300)
 
         # Warm-up: model load and first-call costs are not part of a steady-state real-time factor.
@@ -230,9 +288,10 @@ def main() -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--child", nargs=3, metavar=("MODE", "MEDIA", "DATA_DIR"), help=argparse.SUPPRESS)
+    parser.add_argument("--engines", action="store_true", help="only compare the offline engines")
     arguments = parser.parse_args()
     if arguments.child:
         mode, media_path, data_path = arguments.child
         child(mode, Path(media_path), Path(data_path))
     else:
-        main()
+        main(arguments.engines)

@@ -46,6 +46,11 @@ class TranscribeVideoArgs(ToolArgs):
     )
     start_ms: float | None = Field(None, ge=0, description="Start of the range to transcribe, in milliseconds.")
     end_ms: float | None = Field(None, ge=0, description="End of the range to transcribe, in milliseconds.")
+    words: bool = Field(
+        False,
+        description="Also return each word with its startMs/endMs (for cutting on a word); makes the result "
+        "several times longer, so ask only when word times are needed, ideally for a range.",
+    )
 
     @field_validator("language")
     @classmethod
@@ -91,7 +96,7 @@ def resolve_asset(asset_id: str | None, env: ToolEnvironment) -> MediaAsset:
 
 
 def _merge(segments: list[TranscriptSegment], limit: int) -> list[TranscriptSegment]:
-    """Neighbouring segments joined in groups so at most ``limit`` remain."""
+    """Neighbouring segments joined in groups so at most ``limit`` remain (their words kept, in order)."""
     if len(segments) <= limit:
         return segments
     size = math.ceil(len(segments) / limit)
@@ -99,29 +104,52 @@ def _merge(segments: list[TranscriptSegment], limit: int) -> list[TranscriptSegm
     for index in range(0, len(segments), size):
         group = segments[index : index + size]
         merged.append(
-            TranscriptSegment(start_ms=group[0].start_ms, end_ms=group[-1].end_ms, text=" ".join(s.text for s in group))
+            TranscriptSegment(
+                start_ms=group[0].start_ms,
+                end_ms=group[-1].end_ms,
+                text=" ".join(s.text for s in group),
+                words=[word for s in group for word in s.words],
+            )
         )
     return merged
 
 
+_WORD_OVERHEAD = 40
+"""Characters one timed word adds to the result besides its text (``{"startMs": …, "endMs": …}``)."""
+
+
+def _segment_result(segment: TranscriptSegment, words: bool) -> dict[str, Any]:
+    wire = {"startMs": segment.start_ms, "endMs": segment.end_ms, "text": segment.text}
+    if words:
+        return {**wire, "words": [word.to_wire() for word in segment.words]}
+    return wire
+
+
+def _cost(segment: TranscriptSegment, words: bool) -> int:
+    """What ``segment`` spends of the text budget: its text, and its timed words when they are sent."""
+    return len(segment.text) + 1 + (sum(len(w.text) + _WORD_OVERHEAD for w in segment.words) if words else 0)
+
+
 def tool_result(
-    asset: MediaAsset, transcript: Transcript, cached: bool, budget: int = RESULT_TEXT_BUDGET
+    asset: MediaAsset, transcript: Transcript, cached: bool, budget: int = RESULT_TEXT_BUDGET, *, words: bool = False
 ) -> dict[str, Any]:
-    """The camelCase result for the model, bounded to ``budget`` characters of text."""
+    """The camelCase result for the model, bounded to ``budget`` characters of text (and of timed words,
+    when ``words`` asks for them)."""
     segments = _merge(transcript.segments, MAX_RESULT_SEGMENTS)
     kept: list[TranscriptSegment] = []
     used = 0
     for segment in segments:
-        if kept and used + len(segment.text) + 1 > budget:
+        cost = _cost(segment, words)
+        if kept and used + cost > budget:
             break
         kept.append(segment)
-        used += len(segment.text) + 1
+        used += cost
     result: dict[str, Any] = {
         "assetId": asset.id,
         "durationMs": transcript.duration_ms,
         "language": transcript.language,
         "text": " ".join(s.text for s in kept),
-        "segments": [s.to_wire() for s in kept],
+        "segments": [_segment_result(s, words) for s in kept],
         "cached": cached,
         "backend": transcript.backend,
     }
@@ -145,21 +173,22 @@ def tool_result(
 
 
 def transcribe_video(args: TranscribeVideoArgs, env: ToolEnvironment) -> dict[str, Any]:
-    """``{assetId, durationMs, language, text, segments: [{startMs, endMs, text}], cached, ...}``, bounded
+    """``{assetId, durationMs, language, text, segments: [{startMs, endMs, text, words?}], cached, ...}``, bounded
     in size; raises a user-grade error naming the asset when it cannot transcribe."""
     asset = resolve_asset(args.asset_id, env)
     end_ms = round(args.end_ms) if args.end_ms is not None else None
     request = TranscriptionRequest(args.language, round(args.start_ms or 0), end_ms)
     transcript, cached = transcribe_asset(env, asset, request)
-    return tool_result(asset, transcript, cached)
+    return tool_result(asset, transcript, cached, words=args.words)
 
 
 TRANSCRIBE_VIDEO = ToolDefinition(
     name="transcribe_video",
     description=(
         "Transcribe the speech in a video or audio asset of the project into timestamped "
-        "segments. Use it whenever the user asks what is said in a clip. Long transcripts are "
-        "returned in part (truncated: true); pass startMs/endMs to read a range."
+        "segments; the result names the spoken language (detected unless given). Use it whenever "
+        "the user asks what is said in a clip. Long transcripts are returned in part (truncated: "
+        "true); pass startMs/endMs to read a range, and words: true for each word's times."
     ),
     arguments=TranscribeVideoArgs,
     execute=transcribe_video,

@@ -3,8 +3,8 @@
 imported or loaded yet), it imports ``media_file`` into ``count`` projects and has ``count`` threads each
 find the ``transcribe_video`` tool and run it at the same moment, as sessions do right after a restart.
 
-Prints one JSON object: each thread's result or error, and every load of the offline model the
-library saw (start and end times, from a counting subclass of ``moonshine_voice.Transcriber``).
+Prints one JSON object: each thread's result or error, and every load of an offline model the
+library saw (its path, start and end times, from a counting subclass of ``faster_whisper.WhisperModel``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import moonshine_voice
+import faster_whisper
 
 from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
@@ -25,18 +25,18 @@ from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
 from agent_app.validation import parse_tool_args
 
-_loads: list[tuple[float, float]] = []
+_loads: list[tuple[str, float, float]] = []
 _loads_lock = threading.Lock()
 
 
-class CountingTranscriber(moonshine_voice.Transcriber):  # type: ignore[misc]
-    """The library's transcriber, recording when each instance (one model load) was made."""
+class CountingWhisperModel(faster_whisper.WhisperModel):  # type: ignore[misc]
+    """The library's model, recording which model each instance (one load) is and when it was made."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, model: str, *args: Any, **kwargs: Any) -> None:
         started = time.monotonic()
-        super().__init__(*args, **kwargs)
+        super().__init__(model, *args, **kwargs)
         with _loads_lock:
-            _loads.append((started, time.monotonic()))
+            _loads.append((model, started, time.monotonic()))
 
 
 def _transcribe(barrier: threading.Barrier, asset: MediaAsset, env: ToolEnvironment) -> dict[str, Any]:
@@ -51,7 +51,7 @@ def _transcribe(barrier: threading.Barrier, asset: MediaAsset, env: ToolEnvironm
 
 
 def main(data_dir: Path, media: Path, count: int) -> dict[str, Any]:
-    moonshine_voice.Transcriber = CountingTranscriber
+    faster_whisper.WhisperModel = CountingWhisperModel
     storage = SqliteStorage(data_dir)
     jobs = []
     for index in range(count):

@@ -223,3 +223,18 @@ def test_a_stubbed_copy_of_a_large_result_is_estimated_anew() -> None:
     assert message_tokens(big) > 2000
     stub = big.model_copy(update={"tool_result": ToolResult(tool_call_id="c1", name="t", result="[left out]")})
     assert message_tokens(stub) < 50
+
+
+def test_a_stubbed_transcript_with_word_times_is_asked_for_with_word_times_again() -> None:
+    turn = page_turn(0, 1)
+    result = turn[2].tool_result
+    assert result is not None and isinstance(result.result, dict)
+    segments = [
+        {**s, "words": [{"startMs": s["startMs"], "endMs": s["endMs"], "text": "w"}]} for s in result.result["segments"]
+    ]
+    timed = result.model_copy(update={"result": {**result.result, "segments": segments}})
+    messages = [*turn[:2], turn[2].model_copy(update={"tool_result": timed}), *turn[3:], *chat_turn(3),
+                ChatMessage(role="user", content="Summarize.")]  # fmt: skip
+    fitted = fit_history(ContextWindow(budget(round(estimate(messages)) - 500), PROMPT, context=CONTEXT), messages)
+    stub = fitted.messages[2].tool_result
+    assert stub is not None and str(stub.result).endswith("startMs=0, endMs=299800, words=True to read it]")

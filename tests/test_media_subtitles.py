@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import json
 
 import srt
 import webvtt
 
-from agent_app.media.subtitles import to_srt, to_text, to_vtt
-from agent_app.media.transcript_types import Transcript, TranscriptSegment
+from agent_app.media.subtitles import to_json, to_srt, to_text, to_vtt, to_vtt_words
+from agent_app.media.transcript_types import Transcript, TranscriptSegment, TranscriptWord
 
 
 def sample() -> Transcript:
@@ -63,3 +64,38 @@ def test_empty_transcript_exports_are_still_valid() -> None:
     assert list(srt.parse(to_srt(empty))) == []
     assert webvtt.from_buffer(io.StringIO(to_vtt(empty))).captions == []
     assert to_text(empty) == ""
+
+
+def timed() -> Transcript:
+    words = [
+        TranscriptWord(start_ms=320, end_ms=700, text="Fish"),
+        TranscriptWord(start_ms=900, end_ms=1_100, text="&"),
+        TranscriptWord(start_ms=1_200, end_ms=3_904, text="<chips>"),
+    ]
+    return Transcript(
+        duration_ms=10_000,
+        language="de",
+        backend="local",
+        model="base",
+        segments=[
+            TranscriptSegment(start_ms=320, end_ms=3_904, text="Fish & <chips>", words=words),
+            TranscriptSegment(start_ms=5_000, end_ms=6_000, text="No words here."),
+        ],
+    )
+
+
+def test_vtt_with_word_timings_carries_each_word_start_inside_its_cue() -> None:
+    text = to_vtt_words(timed())
+    captions = webvtt.from_buffer(io.StringIO(text)).captions
+    assert [(c.start, c.end) for c in captions] == [("00:00:00.320", "00:00:03.904"), ("00:00:05.000", "00:00:06.000")]
+    assert captions[0].raw_text == "Fish <00:00:00.900>&amp; <00:00:01.200>&lt;chips&gt;"
+    assert captions[0].text == "Fish &amp; &lt;chips&gt;"  # the parser strips the timestamp tags, not entities
+    assert captions[1].raw_text == "No words here."
+
+
+def test_json_export_keeps_segments_words_and_language() -> None:
+    body = json.loads(to_json(timed()))
+    assert (body["language"], body["durationMs"], body["backend"], body["model"]) == ("de", 10_000, "local", "base")
+    assert body["segments"][0]["words"][2] == {"startMs": 1_200, "endMs": 3_904, "text": "<chips>"}
+    assert body["segments"][1]["words"] == []
+    assert Transcript.model_validate(body).segments == timed().segments

@@ -30,7 +30,7 @@ from testsupport.media_factory import (
 
 pytestmark = [
     pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),
-    pytest.mark.usefixtures("offline_transcription"),
+    pytest.mark.usefixtures("moonshine_transcription"),  # the media pipeline, on the backend its word bounds fit
 ]
 
 TWO = SENTENCES[:2]

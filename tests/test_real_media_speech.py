@@ -1,6 +1,6 @@
 """Speech as it really comes: placed at known times, after long pauses, from different voices and speeds,
 very quiet, clipped, or absent (silence, noise, hum, music), and the ``language`` argument as people
-write it. Each clip goes through the real upload import, the tool and the offline Moonshine backend.
+write it. Each clip goes through the real upload import, the tool and each offline backend.
 """
 
 from __future__ import annotations
@@ -25,10 +25,24 @@ from testsupport.media_factory import (
     word_error_rate,
 )
 
-pytestmark = [
-    pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng"),
-    pytest.mark.usefixtures("offline_transcription"),
-]
+pytestmark = pytest.mark.skipif(not espeak_available(), reason="needs Debian's espeak-ng")
+
+
+@pytest.fixture(autouse=True, params=["local", "moonshine"])
+def offline_backend(request: pytest.FixtureRequest, offline_transcription: pytest.MonkeyPatch) -> str:
+    """Each test on both offline backends: the default (faster-whisper) and Moonshine."""
+    backend = str(request.param)
+    offline_transcription.setenv("TRANSCRIBE_BACKEND", backend)
+    return backend
+
+
+def skip_on_tiny_en(backend: str) -> None:
+    """Whisper tiny.en hears espeak-ng's lone "The quick brown fox" as "The quick roundfark" (22 % WER on
+    sentence A): tests bound to sentence A's words check Moonshine only; tests/test_whisper_words.py
+    states the default's bounds."""
+    if backend == "local":
+        pytest.skip("tiny.en mishears espeak-ng's 'brown fox' in sentence A alone (measured, see docstring)")
+
 
 RATE = 16_000
 TOLERANCE_MS = 300
@@ -49,8 +63,9 @@ def placed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[i
 
 
 def test_sentences_placed_at_known_times_come_back_within_300_ms(
-    placed: tuple[Path, list[tuple[int, int]]], tmp_path: Path
+    placed: tuple[Path, list[tuple[int, int]]], tmp_path: Path, offline_backend: str
 ) -> None:
+    skip_on_tiny_en(offline_backend)
     path, truth = placed
     result = transcribe_upload(path, tmp_path / "data")[1]
     segments = result["segments"]
@@ -162,13 +177,20 @@ def short_talk(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("language", ["en", "en-US", "EN", "en_GB", "English", " english ", "auto"])
-def test_english_written_any_common_way_is_english(language: str, short_talk: Path, tmp_path: Path) -> None:
+def test_english_written_any_common_way_is_english(
+    language: str, short_talk: Path, tmp_path: Path, offline_backend: str
+) -> None:
+    skip_on_tiny_en(offline_backend)
     result = transcribe_upload(short_talk, tmp_path / "data", language=language)[1]
     assert result["language"] == "en" and word_error_rate(A, result["text"]) <= 0.15
 
 
 @pytest.mark.parametrize("language", ["fr", "French", "de-DE"])
-def test_another_language_on_the_local_backend_says_what_to_do(language: str, short_talk: Path, tmp_path: Path) -> None:
+def test_another_language_on_the_moonshine_backend_says_what_to_do(
+    language: str, short_talk: Path, tmp_path: Path, offline_backend: str
+) -> None:
+    if offline_backend != "moonshine":
+        pytest.skip("the default backend understands other languages (tests/test_whisper_words.py)")
     with pytest.raises(TranscriptionError, match=r"only understands English.*TRANSCRIBE_BACKEND"):
         transcribe_upload(short_talk, tmp_path / "data", language=language)
 

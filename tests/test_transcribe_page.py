@@ -44,5 +44,5 @@ def test_uploaded_video_is_transcribed_offline_and_the_transcript_reaches_the_mo
     assert "fox, a book and a camera" in bubbles(at)[-1][1]
 
     at.run()  # the panel reads the transcript the tool just cached
-    assert [b.label for b in at.main.download_button] == ["SRT", "WebVTT", "Text"]
+    assert [b.label for b in at.main.download_button] == ["SRT", "WebVTT", "Words", "Text", "JSON"]
     assert at.button(key=f"transcript_{asset_id}_seek_0")

@@ -69,7 +69,7 @@ def test_transcribe_button_fills_the_panel_and_segments_seek_the_player(tmp_path
 
     app.button(key=f"{key}_run").click().run()
     assert not app.exception and not app.error
-    assert [b.label for b in app.download_button] == ["SRT", "WebVTT", "Text"]
+    assert [b.label for b in app.download_button] == ["SRT", "WebVTT", "Words", "Text", "JSON"]
     seek_buttons = [b for b in app.button if b.key and b.key.startswith(f"{key}_seek_")]
     assert len(seek_buttons) >= len(spans)
     text = " ".join(m.value for m in app.markdown).lower()
@@ -82,7 +82,7 @@ def test_transcribe_button_fills_the_panel_and_segments_seek_the_player(tmp_path
 
     fresh = AppTest.from_function(panel_page, args=app.args, default_timeout=60)  # a restart: from the cache
     fresh.run()
-    assert [b.label for b in fresh.download_button] == ["SRT", "WebVTT", "Text"]
+    assert [b.label for b in fresh.download_button] == ["SRT", "WebVTT", "Words", "Text", "JSON"]
 
 
 def test_a_failing_transcription_shows_the_reason(tmp_path: Path) -> None:
@@ -107,7 +107,9 @@ def test_exports_are_named_after_the_asset_and_parse_as_subtitles() -> None:
                   end_ms=2500, text="A <b> & c.")],
     )  # fmt: skip
     exports = {e.label: e for e in transcript_exports(transcript, "My Talk.final.mp4")}
-    assert {e.file_name for e in exports.values()} == {"My Talk.final.srt", "My Talk.final.vtt", "My Talk.final.txt"}
+    assert {e.file_name for e in exports.values()} == {
+        "My Talk.final.srt", "My Talk.final.vtt", "My Talk.final.txt", "My Talk.final.json"
+    }  # fmt: skip
     assert [s.content for s in srt.parse(exports["SRT"].data, ignore_errors=False)] == ["Hello.", "A <b> & c."]
     captions = webvtt.from_buffer(io.StringIO(exports["WebVTT"].data)).captions
     assert [c.start for c in captions] == ["00:00:00.100", "00:00:01.000"]
@@ -197,7 +199,7 @@ def test_segments_and_downloads_stay_in_rows_on_a_phone(tmp_path: Path) -> None:
     flex = downloads.proto.flex_container
     assert flex.direction == flex.Direction.HORIZONTAL and flex.wrap
     assert [child.key for child in downloads.children.values()] == [
-        f"{key}_download_{n}" for n in ("srt", "webvtt", "text")
+        f"{key}_download_{n}" for n in ("srt", "webvtt", "text", "json")
     ]
 
 
@@ -268,6 +270,6 @@ def test_downloads_are_written_only_when_clicked(tmp_path: Path) -> None:
 
     app, _ = seeded_app(tmp_path, hour_transcript())
     app.run()
-    assert [b.label for b in app.download_button] == ["SRT", "WebVTT", "Text"]
+    assert [b.label for b in app.download_button] == ["SRT", "WebVTT", "Text", "JSON"]
     for button in app.download_button:
         assert button.proto.deferred_file_id and not button.proto.url  # a callable, not bytes sent each run

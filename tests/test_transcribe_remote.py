@@ -292,5 +292,7 @@ def test_an_unusable_backend_says_what_is_missing(
 
 def test_an_unknown_backend_name_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRANSCRIBE_BACKEND", "whisper.cpp")
-    with pytest.raises(BackendUnavailableError, match="TRANSCRIBE_BACKEND must be one of local, openai, gemini"):
+    with pytest.raises(
+        BackendUnavailableError, match="TRANSCRIBE_BACKEND must be one of local, moonshine, openai, gemini"
+    ):
         read_transcribe_settings(load_settings())

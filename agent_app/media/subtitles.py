@@ -1,4 +1,5 @@
-"""Transcript exports: SubRip (``.srt``), WebVTT (``.vtt``) and plain text.
+"""Transcript exports: SubRip (``.srt``), WebVTT (``.vtt``, also with word timings inside cues), plain text,
+and JSON (segments with their words, the language and how the transcript was made).
 
 Hand-written because both formats are a dozen well-specified lines and the app needs only writing
 (the tests parse the output with the independent ``srt`` and ``webvtt-py`` libraries). Cue text is
@@ -7,8 +8,10 @@ sanitized: a blank line would end a cue early, and in WebVTT ``-->`` and ``<``/`
 
 from __future__ import annotations
 
+import json
+
 from agent_app.clock import clock_text
-from agent_app.media.transcript_types import Transcript, TranscriptSegment
+from agent_app.media.transcript_types import Transcript, TranscriptSegment, clamp_words
 
 _MIN_CUE_MS = 1
 """Players drop zero-length cues; a segment reported as an instant still shows for a moment."""
@@ -24,7 +27,8 @@ def _cues(transcript: Transcript) -> list[TranscriptSegment]:
         text = " ".join(segment.text.split())
         if text:
             end = max(segment.end_ms, segment.start_ms + _MIN_CUE_MS)
-            cues.append(TranscriptSegment(start_ms=segment.start_ms, end_ms=end, text=text))
+            words = clamp_words(segment.words, segment.start_ms, end)
+            cues.append(TranscriptSegment(start_ms=segment.start_ms, end_ms=end, text=text, words=words))
     return cues
 
 
@@ -48,6 +52,41 @@ def to_vtt(transcript: Transcript) -> str:
         for cue in _cues(transcript)
     ]
     return "WEBVTT\n\n" + "\n".join(blocks)
+
+
+def _timed_words(cue: TranscriptSegment) -> str:
+    """The cue's words, each after the first preceded by its start as a WebVTT timestamp tag (players and
+    karaoke styling read them); a tag never precedes the cue's start, so the cue stays valid."""
+    parts: list[str] = []
+    for word in cue.words:
+        text = _vtt_text(word.text)
+        tagged = parts and word.start_ms > cue.start_ms
+        parts.append(f"<{_timestamp(word.start_ms, '.')}>{text}" if tagged else text)
+    return " ".join(parts)
+
+
+def to_vtt_words(transcript: Transcript) -> str:
+    """WebVTT whose cues carry each word's start inside them (``<00:00:01.320>word``); a segment without
+    timed words is written as plain cue text."""
+    blocks = [
+        f"{_timestamp(cue.start_ms, '.')} --> {_timestamp(cue.end_ms, '.')}\n"
+        f"{_timed_words(cue) if cue.words else _vtt_text(cue.text)}\n"
+        for cue in _cues(transcript)
+    ]
+    return "WEBVTT\n\n" + "\n".join(blocks)
+
+
+def to_json(transcript: Transcript) -> str:
+    """The whole transcript as JSON: language, backend, model, duration and the segments with their words
+    (camelCase, times in milliseconds), for editors and scripts."""
+    body = {
+        "language": transcript.language,
+        "durationMs": transcript.duration_ms,
+        "backend": transcript.backend,
+        "model": transcript.model,
+        "segments": [cue.model_dump(mode="json", by_alias=True) for cue in _cues(transcript)],
+    }
+    return json.dumps(body, ensure_ascii=False, indent=1) + "\n"
 
 
 def to_text(transcript: Transcript) -> str:

@@ -126,7 +126,7 @@ def _transcribe(
         language=result.language or request.language,
         segments=clamp_segments(result.segments, start, max(start, stop)),
         backend=engine.name,
-        model=engine.model,
+        model=result.model or engine.model,
         start_ms=start,
         end_ms=end_ms,
     )

@@ -11,12 +11,22 @@ from pydantic import Field
 from agent_app.types import WireModel
 
 
-class TranscriptSegment(WireModel):
-    """One timed stretch of speech: a sentence or phrase, as the backend delimits it."""
+class TranscriptWord(WireModel):
+    """One spoken word and where it is: what a cut on a word or playback following the speech needs."""
 
     start_ms: int = Field(ge=0)
     end_ms: int = Field(ge=0)
     text: str
+
+
+class TranscriptSegment(WireModel):
+    """One timed stretch of speech: a sentence or phrase, as the backend delimits it, with its words when
+    the backend times them (empty otherwise, and in transcripts cached before words were kept)."""
+
+    start_ms: int = Field(ge=0)
+    end_ms: int = Field(ge=0)
+    text: str
+    words: list[TranscriptWord] = Field(default_factory=list)
 
 
 class Transcript(WireModel):
@@ -51,6 +61,23 @@ def clamp_segments(segments: list[TranscriptSegment], start_ms: int, end_ms: int
             continue
         begin = min(max(segment.start_ms, previous_start), end_ms)
         finish = min(max(segment.end_ms, begin), end_ms)
-        result.append(TranscriptSegment(start_ms=begin, end_ms=finish, text=text))
+        words = clamp_words(segment.words, begin, finish)
+        result.append(TranscriptSegment(start_ms=begin, end_ms=finish, text=text, words=words))
+        previous_start = begin
+    return result
+
+
+def clamp_words(words: list[TranscriptWord], start_ms: int, end_ms: int) -> list[TranscriptWord]:
+    """Words forced inside their segment ``[start_ms, end_ms]`` and in order (each starting no earlier
+    than the one before), blank ones dropped."""
+    result: list[TranscriptWord] = []
+    previous_start = start_ms
+    for word in words:
+        text = word.text.strip()
+        if not text:
+            continue
+        begin = min(max(word.start_ms, previous_start), end_ms)
+        finish = min(max(word.end_ms, begin), end_ms)
+        result.append(TranscriptWord(start_ms=begin, end_ms=finish, text=text))
         previous_start = begin
     return result

@@ -16,7 +16,17 @@ from pathlib import PurePath
 
 import streamlit as st
 
-from agent_app.media import Transcript, saved_transcript, to_srt, to_text, to_vtt, transcribe_asset
+from agent_app.media import (
+    Transcript,
+    TranscriptionRequest,
+    saved_transcript,
+    to_json,
+    to_srt,
+    to_text,
+    to_vtt,
+    to_vtt_words,
+    transcribe_asset,
+)
 from agent_app.types import MediaAsset, ToolEnvironment
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration
 from agent_app.ui.pickers import unique_labels
@@ -48,25 +58,42 @@ class TranscriptExport:
 
 
 def transcript_exports(transcript: Transcript, asset_name: str) -> list[TranscriptExport]:
-    """The SRT, WebVTT and plain-text downloads of ``transcript``, named after the asset."""
+    """The SRT, WebVTT, plain-text and JSON downloads of ``transcript``, named after the asset, and WebVTT
+    with word timings when the transcript has timed words."""
     stem = PurePath(asset_name).stem or "transcript"
-    return [
+    exports = [
         TranscriptExport("SRT", f"{stem}.srt", "application/x-subrip", transcript, to_srt),
         TranscriptExport("WebVTT", f"{stem}.vtt", "text/vtt", transcript, to_vtt),
         TranscriptExport("Text", f"{stem}.txt", "text/plain", transcript, to_text),
+        TranscriptExport("JSON", f"{stem}.json", "application/json", transcript, to_json),
     ]
+    if any(segment.words for segment in transcript.segments):
+        exports.insert(2, TranscriptExport("Words", f"{stem}.words.vtt", "text/vtt", transcript, to_vtt_words))
+    return exports
 
 
-def _transcribe(asset: MediaAsset, env: ToolEnvironment, key: str) -> None:
-    """Transcribe ``asset`` with a progress bar (the same media call the ``transcribe_video`` tool makes,
-    so the two share the cache); errors are shown, not raised."""
+SPOKEN_LANGUAGES = {
+    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "pt": "Portuguese",
+    "nl": "Dutch", "pl": "Polish", "ru": "Russian", "uk": "Ukrainian", "tr": "Turkish", "ja": "Japanese",
+    "zh": "Chinese", "ko": "Korean", "ar": "Arabic", "hi": "Hindi",
+}  # fmt: skip
+"""The languages offered beside Auto (detection) on the page; the assistant may name any other."""
+
+
+def _language_name(code: str | None) -> str:
+    return "Auto (detect)" if code is None else SPOKEN_LANGUAGES.get(code, code)
+
+
+def _transcribe(asset: MediaAsset, env: ToolEnvironment, key: str, language: str | None) -> None:
+    """Transcribe ``asset`` in ``language`` (``None``: detected) with a progress bar (the same media call the
+    ``transcribe_video`` tool makes, so the two share the cache); errors are shown, not raised."""
     bar = st.progress(0.0, text="Starting")
 
     def report(fraction: float, message: str) -> None:
         bar.progress(min(1.0, max(0.0, fraction)), text=message)
 
     try:
-        transcribe_asset(dataclasses.replace(env, report_progress=report), asset)
+        transcribe_asset(dataclasses.replace(env, report_progress=report), asset, TranscriptionRequest(language))
     except Exception as exc:  # noqa: BLE001 - every failure is shown to the user, the page goes on
         bar.empty()
         st.session_state[f"{key}_error"] = str(exc)
@@ -197,13 +224,22 @@ def render_transcript_panel(
     st.subheader("Transcript", anchor=False)
     if transcript is None:
         transcript = _saved(asset, env)
-    if st.button(
-        "Transcribe",
-        key=f"{key}_run",
-        icon=":material/subtitles:",
-        help="Runs offline by default; no chat needed. A file already transcribed is answered from the cache.",
-    ):
-        _transcribe(asset, env, key)
+    with st.container(horizontal=True, gap="small", vertical_alignment="bottom"):
+        language = st.selectbox(
+            "Spoken language",
+            [None, *SPOKEN_LANGUAGES],
+            format_func=_language_name,
+            key=f"{key}_language",
+            width=200,
+        )
+        run = st.button(
+            "Transcribe",
+            key=f"{key}_run",
+            icon=":material/subtitles:",
+            help="Runs offline by default; no chat needed. A file already transcribed is answered from the cache.",
+        )
+    if run:
+        _transcribe(asset, env, key, language)
         transcript = _saved(asset, env)
     error = st.session_state.get(f"{key}_error")
     if error:

@@ -1,1 +1,2 @@
-"""Transcription backends: ``local`` (offline Moonshine), ``openai`` and ``gemini``; chosen in :mod:`.config`."""
+"""Transcription backends: ``local`` (offline faster-whisper, the default), ``moonshine`` (offline Moonshine),
+``openai`` and ``gemini``; chosen in :mod:`.config`."""

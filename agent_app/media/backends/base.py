@@ -10,7 +10,7 @@ from agent_app.media.audio import AudioInput
 from agent_app.media.encode import EncodedChunk, encoded_chunks
 from agent_app.media.transcript_types import TranscriptSegment
 
-BackendName = Literal["local", "openai", "gemini"]
+BackendName = Literal["local", "moonshine", "openai", "gemini"]
 ChunkProgress = Callable[[float], None]
 """``on_progress(fraction)`` of the backend's own work, 0..1."""
 
@@ -35,10 +35,12 @@ class BackendRequestError(RuntimeError):
 
 @dataclass(frozen=True)
 class BackendResult:
-    """Segments on the media's timeline and the language the backend heard (``None`` if it cannot say)."""
+    """Segments on the media's timeline, the language the backend heard (``None`` if it cannot say) and the
+    model that made them when the backend picks one per language (``None``: the backend's ``model``)."""
 
     segments: list[TranscriptSegment]
     language: str | None
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class TranscribeSettings:
     base_url: str | None = None
 
     def missing(self) -> list[str]:
-        if self.backend == "local":
+        if self.backend in ("local", "moonshine"):
             return []
         names = []
         if not self.api_key:

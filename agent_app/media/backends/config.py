@@ -24,8 +24,8 @@ def read_transcribe_settings(settings: Settings) -> TranscribeSettings:
     if problems:
         raise BackendUnavailableError(problems[0])
     backend: BackendName = settings.transcribe_backend
-    if backend == "local":
-        return TranscribeSettings(backend="local")
+    if backend in ("local", "moonshine"):
+        return TranscribeSettings(backend=backend, model=settings.transcribe_model if backend == "local" else None)
     shares_llm = settings.llm_provider == _PROVIDER_OF[backend]
     api_key = settings.transcribe_api_key or (settings.llm_api_key if shares_llm else None)
     base_url = settings.transcribe_base_url
@@ -55,6 +55,10 @@ def create_backend(settings: TranscribeSettings) -> TranscriptionBackend:
         from agent_app.media.backends.gemini_api import GeminiTranscriptionBackend
 
         return GeminiTranscriptionBackend(settings)
-    from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
+    if settings.backend == "moonshine":
+        from agent_app.media.backends.local_moonshine import LocalMoonshineBackend
 
-    return LocalMoonshineBackend()
+        return LocalMoonshineBackend()
+    from agent_app.media.backends.local_whisper import LocalWhisperBackend
+
+    return LocalWhisperBackend(settings)

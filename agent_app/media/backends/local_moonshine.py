@@ -1,4 +1,5 @@
-"""The offline backend: Moonshine's English tiny model, bundled in the ``moonshine-voice==0.1.0`` wheel.
+"""The other offline backend (``TRANSCRIBE_BACKEND=moonshine``): Moonshine's English tiny model, bundled in
+the ``moonshine-voice==0.1.0`` wheel. Sentence segments without word times.
 
 Why this engine: it runs on a CPU at a few percent of real time and needs no download (0.1.0 is the last
 release whose wheel carries the weights, hence the exact pin) and no key. The model is loaded once per
@@ -86,14 +87,14 @@ def _load_model() -> Any:
 class LocalMoonshineBackend:
     """English speech to sentence-level segments, offline."""
 
-    name = "local"
+    name = "moonshine"
     model = MODEL_NAME
 
     def transcribe(self, audio: AudioInput, language: str | None, on_progress: ChunkProgress) -> BackendResult:
         if language is not None and language.lower().split("-")[0] != "en":
             raise BackendUnavailableError(
                 f"The local transcriber only understands English, not {language!r}; "
-                "set TRANSCRIBE_BACKEND to openai or gemini for other languages"
+                "set TRANSCRIBE_BACKEND to local (faster-whisper), openai or gemini for other languages"
             )
         model = _load_model()
         segments: list[TranscriptSegment] = []
