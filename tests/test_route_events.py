@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from agent_app.routes.chat import chat_routes
+from agent_app.routes.chat_events import wants_event_stream
 from fake_llm import (
     FakeLLMServer,
     delayed,
@@ -124,3 +125,33 @@ def test_a_full_route_answers_503_with_retry_after_at_once(
     assert answers == [200, 200]
     openai_llm.chat.default = openai_text("at once")
     assert http.post("/api/agent/chat", json=HELLO).status_code == 200  # both slots were given back
+
+
+@pytest.mark.parametrize(
+    ("accept", "streams"),
+    [
+        ("text/event-stream", True),
+        ("Text/Event-Stream; charset=utf-8", True),
+        ("application/json, text/event-stream", True),
+        ("text/event-stream;q=0", False),
+        ("text/event-stream; q=0.0, application/json", False),
+        ("application/json, text/event-stream;q=0.5", False),
+        ("text/event-stream;q=0.5, */*;q=0.9", False),
+        ("text/event-stream;q=0.9, application/*;q=0.5", True),
+        ("text/event-stream;q=bad", False),
+        ("*/*", False),
+        ("", False),
+    ],
+)
+def test_the_event_stream_is_chosen_by_the_accept_headers_q_values(accept: str, streams: bool) -> None:
+    assert wants_event_stream({"accept": accept}) is streams
+
+
+def test_an_event_stream_refused_by_q_values_is_answered_as_json(openai_llm: FakeLLMServer, http: TestClient) -> None:
+    openai_llm.chat.default = openai_text("Plain JSON")
+    for accept in ("text/event-stream;q=0", "application/json, text/event-stream;q=0.2"):
+        response = http.post("/api/agent/chat", json=HELLO, headers={"Accept": accept})
+        assert response.status_code == 200 and response.headers["content-type"].startswith("application/json")
+        assert response.json()["content"] == "Plain JSON"
+    response = http.post("/api/agent/chat", json=HELLO, headers={"Accept": "text/event-stream;q=0.8"})
+    assert response.headers["content-type"].startswith("text/event-stream")

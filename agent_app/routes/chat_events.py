@@ -34,11 +34,35 @@ from agent_app.settings import Settings
 from agent_app.types import ChatRequest, ChatResponse
 
 EVENT_STREAM = "text/event-stream"
+JSON = "application/json"
+
+
+def _accepted(header: str) -> dict[str, float]:
+    """``Accept``'s media ranges with their q-values (1 unless given; an unreadable q counts as 0)."""
+    ranges: dict[str, float] = {}
+    for item in header.lower().split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        if not media:
+            continue
+        quality = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                try:
+                    quality = min(max(float(value), 0.0), 1.0)
+                except ValueError:
+                    quality = 0.0
+        ranges[media] = max(quality, ranges.get(media, 0.0))
+    return ranges
 
 
 def wants_event_stream(headers: Mapping[str, str]) -> bool:
-    """Whether the client asked for Server-Sent Events (``Accept: text/event-stream``)."""
-    return EVENT_STREAM in headers.get("accept", "").lower()
+    """Whether the client asked for Server-Sent Events: ``text/event-stream`` named in ``Accept`` with a q-value
+    above 0 and not below JSON's (its most specific range: ``application/json``, ``application/*``, ``*/*``)."""
+    ranges = _accepted(headers.get("accept", ""))
+    events = ranges.get(EVENT_STREAM, 0.0)
+    json_quality = next((ranges[media] for media in (JSON, "application/*", "*/*") if media in ranges), 0.0)
+    return events > 0 and events >= json_quality
 
 
 def answer_events(answer: ChatResponse) -> list[bytes]:
