@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -286,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
             request.answered.set()
 
     def _answer(self, reply: Reply, request: RecordedRequest) -> None:
-        if reply.delay_seconds and not self.fake._wait(reply.delay_seconds):
+        if reply.delay_seconds and not self._hold(reply.delay_seconds, request):
             self.close_connection = True
             return
         stream = self.fake.stream_events(request, reply)
@@ -304,6 +306,24 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def _hold(self, seconds: float, request: RecordedRequest) -> bool:
+        """Wait ``seconds`` as scripted, watching the connection: ``False`` when the server is stopping or the
+        client closed it meanwhile (recorded as ``closed_by_client``: a client that left stops a slow model)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0 and not self.fake._stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+            if not readable:
+                continue
+            try:
+                closed = self.connection.recv(1, socket.MSG_PEEK) == b""
+            except (ConnectionResetError, BrokenPipeError):
+                closed = True
+            if closed:
+                request.closed_by_client = True
+                return False
+            self.fake._wait(min(left, 0.05))  # a pipelined next request waits its turn
+        return not self.fake._stopping.is_set()
+
     def _stream(self, reply: Reply, request: RecordedRequest, events: list[bytes], ending: bytes | None) -> None:
         """``events`` as a chunked ``text/event-stream`` body (how providers stream), each written and
         flushed on its own; ``ending`` closes it, or, when ``None`` and the script has a fault, the
@@ -319,7 +339,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
             self.end_headers()
             for index, data in enumerate([*events, *([ending] if ending is not None else [])]):
-                if index and reply.stream.delay_seconds and not self.fake._wait(reply.stream.delay_seconds):
+                if index and reply.stream.delay_seconds and not self._hold(reply.stream.delay_seconds, request):
                     self.close_connection = True
                     return
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

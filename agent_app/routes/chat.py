@@ -28,6 +28,7 @@ the media.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,15 +36,17 @@ from typing import Any
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive
 
 from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.providers.base import describe_failure
 from agent_app.request_validation import parse_chat_request
 from agent_app.routes.access import authorize
-from agent_app.routes.chat_events import event_stream, wants_event_stream
+from agent_app.routes.chat_events import client_left, event_stream, wants_event_stream
+from agent_app.routes.disconnect import watch_disconnect
 from agent_app.settings import Settings, SettingsError, load_settings
-from agent_app.types import ChatRequest
+from agent_app.types import ChatRequest, ChatResponse
 
 ROUTE_PATH = "/api/agent/chat"
 RETRY_AFTER_SECONDS = 1
@@ -147,6 +150,22 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
+async def _json_answer(chat_request: ChatRequest, settings: Settings, receive: Receive) -> ChatResponse:
+    """The handler's answer, its slot released as soon as the provider request is over; a client that leaves
+    first cancels the request (:mod:`agent_app.routes.disconnect`)."""
+    task = asyncio.create_task(ChatHandler(settings).answer(chat_request))
+    task.add_done_callback(lambda _: SLOTS.release())
+    watcher = watch_disconnect(receive, task)
+    try:
+        await asyncio.wait([task])
+    finally:
+        watcher.cancel()
+        task.cancel()  # the endpoint itself was cancelled (the server stopping): the request goes with it
+    if task.cancelled():
+        raise client_left()
+    return task.result()
+
+
 async def chat_endpoint(request: Request) -> Response:
     """``POST /api/agent/chat`` over HTTP: access check, bounded body read, parsing, a free slot (else 503 at
     once), then the typed handler awaited on the server's event loop, answered as JSON or as events."""
@@ -159,12 +178,8 @@ async def chat_endpoint(request: Request) -> Response:
         if not SLOTS.take(settings):
             return _busy()
         if wants_event_stream(request.headers):
-            return await event_stream(chat_request, settings, _error_response, SLOTS.release)
-        try:
-            answer = await ChatHandler(settings).answer(chat_request)
-        finally:
-            SLOTS.release()
-        return _response(ApiResult(200, answer.to_wire()))
+            return await event_stream(chat_request, settings, request.receive, _error_response, SLOTS.release)
+        return _response(ApiResult(200, (await _json_answer(chat_request, settings, request.receive)).to_wire()))
     except ChatError as exc:
         return _response(ApiResult.of_error(exc))
     except Exception as exc:  # noqa: BLE001 - the last guard: a JSON error, never a traceback

@@ -28,7 +28,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from agent_app.chat_handler import ChatHandler
-from agent_app.errors import ChatError
+from agent_app.errors import ChatError, ErrorKind
+from agent_app.routes.disconnect import watch_disconnect
 from agent_app.runs.events import EndEvent, RunEventBase, TextEvent, ToolCallEvent, UsageEvent
 from agent_app.settings import Settings
 from agent_app.types import ChatRequest, ChatResponse
@@ -77,11 +78,13 @@ def answer_events(answer: ChatResponse) -> list[bytes]:
 async def event_stream(
     request: ChatRequest,
     settings: Settings,
+    receive: Receive,
     on_error: Callable[[ChatError], Response],
     release: Callable[[], None],
 ) -> Response:
     """Answer ``request`` as events, or with ``on_error``'s response when it fails before any text.
-    ``release`` is called once the provider request is over, however it ends."""
+    ``release`` is called once the provider request is over, however it ends; the client disconnecting
+    (``receive``) cancels it in any phase."""
     deltas: asyncio.Queue[str | None] = asyncio.Queue()
     task = asyncio.create_task(ChatHandler(settings).answer(request, deltas.put_nowait))
 
@@ -90,13 +93,28 @@ async def event_stream(
         deltas.put_nowait(None)
 
     task.add_done_callback(finished)
-    first = await deltas.get()
+    watcher = watch_disconnect(receive, task)  # from the start: a client may leave before the first text
+    try:
+        first = await deltas.get()
+    except BaseException:  # the endpoint itself was cancelled (the server stopping)
+        watcher.cancel()
+        task.cancel()
+        raise
     if first is None:
         try:
             task.result()
+        except asyncio.CancelledError:
+            watcher.cancel()
+            return on_error(client_left())
         except ChatError as exc:
+            watcher.cancel()
             return on_error(exc)
-    return EventStreamResponse(task, deltas, first)
+    return EventStreamResponse(task, deltas, first, watcher)
+
+
+def client_left() -> ChatError:
+    """What a request whose client disconnected before its answer is answered with (nobody reads it)."""
+    return ChatError(ErrorKind.INVALID_REQUEST, "Invalid request: the client disconnected")
 
 
 class EventStreamResponse(Response):
@@ -110,16 +128,22 @@ class EventStreamResponse(Response):
 
     media_type = EVENT_STREAM
 
-    def __init__(self, task: asyncio.Task[ChatResponse], deltas: asyncio.Queue[str | None], first: str | None) -> None:
+    def __init__(
+        self,
+        task: asyncio.Task[ChatResponse],
+        deltas: asyncio.Queue[str | None],
+        first: str | None,
+        watcher: asyncio.Task[None],
+    ) -> None:
         self.status_code = 200
         self.background = None
         self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})  # no body: no Content-Length
         self._task = task
         self._deltas = deltas
         self._first = first
+        self._watcher = watcher
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        watcher = asyncio.create_task(self._watch(receive))
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             chunk = b""
@@ -135,14 +159,8 @@ class EventStreamResponse(Response):
             closing = b"".join(_closing_events(self._task))
             await send({"type": "http.response.body", "body": chunk + closing, "more_body": False})
         finally:
-            watcher.cancel()
+            self._watcher.cancel()
             self._task.cancel()  # the provider request stops when the response does, however it ends
-
-    async def _watch(self, receive: Receive) -> None:
-        """The request body was read already, so the next message is the disconnect."""
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        self._task.cancel()
 
 
 def _ready(deltas: asyncio.Queue[str | None], first: str) -> tuple[list[str], bool]:
