@@ -149,11 +149,11 @@ def test_clients_that_leave_in_any_phase_stop_the_model_and_free_their_slots_at_
     with run_streamlit(env, tmp_path) as server, httpx.Client(timeout=30) as http:
         url = f"{server.base_url}/api/agent/chat"
         started = time.monotonic()
+        gives_up = httpx.Timeout(30, read=1.0)
         with pytest.raises(httpx.ReadTimeout):  # a JSON client that gives up while the model has not answered
-            http.post(url, json=HELLO, timeout=httpx.Timeout(30, read=1.0))
-        with pytest.raises(httpx.ReadTimeout):  # an SSE client that gives up before the first text
-            with connect_sse(http, "POST", url, json=HELLO, timeout=httpx.Timeout(30, read=1.0)) as source:
-                next(source.iter_sse())
+            http.post(url, json=HELLO, timeout=gives_up)
+        with pytest.raises(httpx.ReadTimeout), connect_sse(http, "POST", url, json=HELLO, timeout=gives_up) as source:
+            next(source.iter_sse())  # an SSE client that gives up before the first text
         with connect_sse(http, "POST", url, json=HELLO) as source:  # one that leaves mid-answer
             assert next(source.iter_sse()).event == "text"
         for request in fake_llm.chat.requests:
