@@ -23,6 +23,7 @@ from agent_app.llm_config import (
     UnknownProviderError,
     load_llm_config,
 )
+from agent_app.log_redaction import StreamRedactor, redact_secrets, secret_spellings
 from agent_app.prompt import build_system_prompt
 from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
@@ -99,6 +100,8 @@ class ChatHandler:
         self._settings = settings
         self._tool_schemas = tool_schemas
         self._call: _Call | None = None
+        self._secret_spellings = secret_spellings(settings.secrets)
+        """A provider's answer may quote the key (a hostile or confused one): redacted as the logs are."""
 
     def call(self, context: AgentContext | None) -> _Call:
         """The request's call; raises :class:`ChatError` when the configuration or the tools cannot be used."""
@@ -123,10 +126,16 @@ class ChatHandler:
         arrives. Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets
         removed) and raised with the spec's bare text."""
         call, fitted = _prepare(request, self)
+        redactor = StreamRedactor(self._secret_spellings)
+
+        def shown(delta: str) -> None:
+            text = redactor.feed(delta)
+            if text:
+                on_text(text)
 
         async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
             return await call.adapter.stream(
-                messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=on_text
+                messages, system_prompt=call.system_prompt, tool_schemas=call.tool_schemas, on_text=shown
             )
 
         try:
@@ -138,8 +147,12 @@ class ChatHandler:
                 fitted = call.window.refit(request.messages, fitted, str(exc))
                 response = await send(fitted.messages)
         except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
-            raise _failure(call, exc) from None
-        return response.model_copy(update={"context": fitted.report})
+            raise _failure(call, exc, self._secret_spellings) from None
+        rest = redactor.flush()
+        if rest:
+            on_text(rest)
+        content = redact_secrets(response.content, self._secret_spellings)
+        return response.model_copy(update={"content": content, "context": fitted.report})
 
     def send(
         self, request: ChatRequest, *, on_text: TextSink | None = None, cancellation: Cancellation | None = None
@@ -167,13 +180,13 @@ def _refused_as_too_long(exc: Exception) -> bool:
     return isinstance(exc, ProviderError) and exc.kind is ErrorKind.CONTEXT_TOO_LONG and not exc.partial_text
 
 
-def _failure(call: _Call, exc: Exception) -> ChatError:
+def _failure(call: _Call, exc: Exception, spellings: Sequence[str]) -> ChatError:
     """What a failed provider call becomes: logged with its cause, raised with the bare text and its kind."""
     provider, model = call.config.provider, call.config.model
     if isinstance(exc, ContextTooLargeError):  # the retry's fitting, with the provider's own numbers
         return ChatError(ErrorKind.TOO_LARGE_FOR_MODEL, str(exc))
     if isinstance(exc, ProviderError):
         logger.warning("LLM provider error (provider %s, model %s): %s", provider, model, exc)
-        return provider_failure(exc.kind, exc.partial_text)
+        return provider_failure(exc.kind, redact_secrets(exc.partial_text, spellings))
     logger.error("LLM provider error (provider %s, model %s): %s", provider, model, describe_failure(exc))
     return provider_failure(ErrorKind.PROVIDER_FAILED)

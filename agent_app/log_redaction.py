@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
@@ -67,6 +68,52 @@ def _url_password(url: str) -> str | None:
 def _spellings(secret: str) -> list[str]:
     """``secret`` as text may quote it: verbatim, URL-encoded, JSON-escaped, ``repr``-escaped."""
     return list(dict.fromkeys((secret, quote(secret, safe=""), json.dumps(secret)[1:-1], repr(secret)[1:-1])))
+
+
+def secret_spellings(secrets: Iterable[str]) -> tuple[str, ...]:
+    """Every spelling (:func:`_spellings`) of each of ``secrets``, longest first."""
+    spellings = {spelling for secret in secrets if secret for spelling in _spellings(secret)}
+    return tuple(sorted(spellings, key=len, reverse=True))
+
+
+def redact_secrets(text: str, spellings: Sequence[str]) -> str:
+    """``text`` without any of ``spellings`` (:func:`secret_spellings`): for a model's answer, which may quote
+    a key; key-shaped text the user may have asked about stays."""
+    for spelling in spellings:
+        text = text.replace(spelling, REDACTED)
+    return text
+
+
+class StreamRedactor:
+    """:func:`redact_secrets` for text that arrives in pieces, where a secret may be split across two: a tail
+    that begins a spelling is held back until the next piece (or :meth:`flush`) shows whether it completes it."""
+
+    def __init__(self, spellings: Sequence[str]) -> None:
+        self._spellings = spellings
+        self._held_chars = max((len(spelling) for spelling in spellings), default=1) - 1
+        self._pending = ""
+
+    def feed(self, delta: str) -> str:
+        """The redacted text that can go out now."""
+        if not self._spellings:
+            return delta
+        text = redact_secrets(self._pending + delta, self._spellings)
+        cut = len(text) - self._secret_start(text)
+        self._pending = text[cut:]
+        return text[:cut]
+
+    def _secret_start(self, text: str) -> int:
+        """The length of ``text``'s longest tail that a secret could start with (0: nothing to hold)."""
+        for size in range(min(len(text), self._held_chars), 0, -1):
+            tail = text[-size:]
+            if any(spelling.startswith(tail) for spelling in self._spellings):
+                return size
+        return 0
+
+    def flush(self) -> str:
+        """The text held back, at the stream's end."""
+        rest, self._pending = self._pending, ""
+        return rest
 
 
 def redact(text: str) -> str:

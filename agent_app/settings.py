@@ -134,6 +134,11 @@ class Settings(BaseModel):
             raise SettingsError("; ".join(messages))
 
     @property
+    def secrets(self) -> tuple[str, ...]:
+        """The configured secret values (the keys, the route token): kept out of answers as out of logs."""
+        return tuple(value for value in (self.llm_api_key, self.transcribe_api_key, self.api_token) if value)
+
+    @property
     def max_upload_bytes(self) -> int:
         return self.max_upload_mb * 1024 * 1024
 

@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from agent_app.routes.chat import chat_routes
 from agent_app.routes.chat_events import wants_event_stream
 from fake_llm import (
+    CANARY_API_KEY,
     FakeLLMServer,
     delayed,
     error_reply,
@@ -155,3 +156,19 @@ def test_an_event_stream_refused_by_q_values_is_answered_as_json(openai_llm: Fak
         assert response.json()["content"] == "Plain JSON"
     response = http.post("/api/agent/chat", json=HELLO, headers={"Accept": "text/event-stream;q=0.8"})
     assert response.headers["content-type"].startswith("text/event-stream")
+
+
+def test_an_answer_quoting_the_key_is_redacted_in_json_and_in_events_split_across_deltas(
+    openai_llm: FakeLLMServer, http: TestClient
+) -> None:
+    quoting = openai_text(f"Your key is {CANARY_API_KEY}, and again {CANARY_API_KEY}.")
+    openai_llm.chat.push(quoting, streamed(quoting, StreamScript(pieces=23)))
+    plain = http.post("/api/agent/chat", json=HELLO)
+    assert plain.status_code == 200
+    assert plain.json()["content"] == "Your key is [redacted], and again [redacted]."
+    response, events = _events(http)
+    deltas = [data["delta"] for name, data in events if name == "text"]
+    assert len(deltas) > 2 and all(CANARY_API_KEY[:6] not in delta for delta in deltas)
+    assert "".join(deltas) == "Your key is [redacted], and again [redacted]."
+    assert events[-1] == ("done", {"content": "Your key is [redacted], and again [redacted]."} | events[-1][1])
+    assert response.status_code == 200 and CANARY_API_KEY not in repr(events)
