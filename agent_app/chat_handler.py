@@ -9,8 +9,10 @@ bytes exist only at the HTTP edge.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 from agent_app.context_budget import context_budget
@@ -127,8 +129,10 @@ class ChatHandler:
         removed) and raised with the spec's bare text."""
         call, fitted = _prepare(request, self)
         redactor = StreamRedactor(self._secret_spellings)
+        bound = _StreamBound(self._settings)
 
         def shown(delta: str) -> None:
+            bound.add(delta)
             text = redactor.feed(delta)
             if text:
                 on_text(text)
@@ -139,13 +143,14 @@ class ChatHandler:
             )
 
         try:
-            try:
-                response = await send(fitted.messages)
-            except Exception as exc:
-                if not _refused_as_too_long(exc):
-                    raise
-                fitted = call.window.refit(request.messages, fitted, str(exc))
-                response = await send(fitted.messages)
+            async with bound.timeout():
+                try:
+                    response = await send(fitted.messages)
+                except Exception as exc:
+                    if not _refused_as_too_long(exc):
+                        raise
+                    fitted = call.window.refit(request.messages, fitted, str(exc))
+                    response = await send(fitted.messages)
         except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
             raise _failure(call, exc, self._secret_spellings) from None
         rest = redactor.flush()
@@ -162,6 +167,40 @@ class ChatHandler:
         provider's response is closed at once and :class:`~agent_app.cancellation.StopRequested` raised, with
         the text so far; an exception of ``on_text`` (the caller's own) ends the request and propagates."""
         return run_streaming(lambda sink: self.answer(request, sink), on_text=on_text, cancellation=cancellation)
+
+
+class _StreamBound:
+    """How long and how much one answer may stream (``LLM_MAX_STREAM_SECONDS``, ``LLM_MAX_ANSWER_CHARS``):
+    a provider streaming forever is cut with :attr:`~agent_app.errors.ErrorKind.ANSWER_TOO_LONG`, its text
+    so far kept."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.max_seconds = settings.llm_max_stream_seconds
+        self.max_chars = settings.llm_max_answer_chars
+        self.parts: list[str] = []
+        self.chars = 0
+
+    def add(self, delta: str) -> None:
+        """Count ``delta``; past the size bound, the :class:`ProviderError` that ends the stream."""
+        self.parts.append(delta)
+        self.chars += len(delta)
+        if self.chars > self.max_chars:
+            raise ProviderError(
+                f"the answer passed LLM_MAX_ANSWER_CHARS ({self.max_chars} characters)", ErrorKind.ANSWER_TOO_LONG
+            )
+
+    @contextlib.asynccontextmanager
+    async def timeout(self) -> AsyncIterator[None]:
+        """The time bound around the whole answer (its retry too)."""
+        try:
+            async with asyncio.timeout(self.max_seconds):
+                yield
+        except TimeoutError:
+            raise ProviderError(
+                f"the answer passed LLM_MAX_STREAM_SECONDS ({self.max_seconds:g} s)",
+                ErrorKind.ANSWER_TOO_LONG,
+                partial_text="".join(self.parts),
+            ) from None
 
 
 def _prepare(request: ChatRequest, setup: ChatHandler) -> tuple[_Call, FittedHistory]:

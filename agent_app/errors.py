@@ -43,6 +43,9 @@ class ErrorKind(StrEnum):
     CONTEXT_TOO_LONG = "context_too_long"
     """The conversation does not fit the model's context window (OpenAI ``context_length_exceeded``,
     Gemini's input-token-count 400)."""
+    ANSWER_TOO_LONG = "answer_too_long"
+    """The answer streamed past ``LLM_MAX_STREAM_SECONDS`` or ``LLM_MAX_ANSWER_CHARS`` (an endless or runaway
+    stream): cut there, its text so far kept."""
     PROVIDER_FAILED = "provider_failed"
     """Any other provider failure: 5xx, an unreadable or empty answer, a refused request, the network."""
     UNREACHABLE = "unreachable"

@@ -72,6 +72,16 @@ class Settings(BaseModel):
     llm_retry_backoff_seconds: Number = Field(
         0.5, alias="LLM_RETRY_BACKOFF_SECONDS", ge=0, description="a finite number of seconds, 0 or more"
     )
+    llm_max_stream_seconds: Number = Field(
+        600.0,
+        alias="LLM_MAX_STREAM_SECONDS",
+        gt=0,
+        le=86_400,
+        description="a positive number of seconds, at most a day",
+    )
+    llm_max_answer_chars: Whole = Field(
+        200_000, alias="LLM_MAX_ANSWER_CHARS", gt=0, description="a positive whole number of characters"
+    )
     llm_context_tokens: Whole | None = Field(
         None, alias="LLM_CONTEXT_TOKENS", gt=0, description="a positive whole number of tokens"
     )

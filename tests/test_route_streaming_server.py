@@ -162,3 +162,30 @@ def test_clients_that_leave_in_any_phase_stop_the_model_and_free_their_slots_at_
         answer = http.post(url, json=HELLO)
         assert answer.status_code == 200 and answer.json()["content"] == "served"
         assert time.monotonic() - started < slow / 2
+
+
+def test_an_endless_stream_is_cut_by_time_or_size_with_a_clear_error_and_the_text_so_far(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    endless = 100_000  # pieces: minutes of text, as good as forever here
+    fake_llm.chat.push(
+        streamed(openai_text("s" * endless), StreamScript(pieces=endless, delay_seconds=0.05)),  # slow: the time bound
+        streamed(openai_text("f" * endless * 10), StreamScript(pieces=endless, delay_seconds=0.001)),  # the size bound
+        streamed(openai_text("j" * endless * 10), StreamScript(pieces=endless, delay_seconds=0.001)),
+    )
+    env = _env(fake_llm, tmp_path / "data", LLM_MAX_STREAM_SECONDS="2", LLM_MAX_ANSWER_CHARS="3000")
+    with run_streamlit(env, tmp_path) as server, httpx.Client(timeout=30) as http:
+        url = f"{server.base_url}/api/agent/chat"
+        for letter, bound_seconds in (("s", 2.0), ("f", 0.0)):
+            started = time.monotonic()
+            with connect_sse(http, "POST", url, json=HELLO) as source:
+                events = [(sse.event, sse.json()) for sse in source.iter_sse()]
+            elapsed = time.monotonic() - started
+            text = "".join(data["delta"] for name, data in events if name == "text")
+            assert events[-1] == ("error", {"error": "LLM provider error", "kind": "answer_too_long"})
+            assert text and set(text) == {letter} and len(text) <= 3000
+            assert bound_seconds <= elapsed < bound_seconds + 5
+            assert fake_llm.chat.last.answered.wait(3) and fake_llm.chat.last.closed_by_client
+        answer = http.post(url, json=HELLO)  # a JSON caller gets the same error kind's status
+        assert answer.status_code == 502 and answer.json() == {"error": "LLM provider error"}
+        assert fake_llm.chat.last.answered.wait(3) and fake_llm.chat.last.closed_by_client

@@ -89,10 +89,25 @@ class SDKAdapter(ProviderAdapter, Generic[ClientT]):
         """Open the stream with ``request`` on this loop's client, feed each chunk to ``assembler`` and its text to
         ``on_text`` as it arrives; every SDK, transport and parse failure is a :class:`ProviderError` carrying
         the text so far."""
+        stream: AsyncIterable[ChunkT] | None = None
         try:
-            async for chunk in await request(self.client):
+            stream = await request(self.client)
+            async for chunk in stream:
                 text = assembler.add(chunk)
                 if text:
                     on_text(text)
+        except ProviderError as exc:  # raised by ``on_text`` (a bound of the caller's): its kind stands
+            await _close(stream)
+            raise ProviderError(str(exc), exc.kind, partial_text=assembler.text) from None
         except Exception as exc:  # every SDK, transport and parse failure is a provider error
             raise self.provider_error(exc, assembler.text) from exc
+
+
+async def _close(stream: object) -> None:
+    """Close the provider's response of a stream we stop reading (an exception between two reads leaves it
+    open otherwise): OpenAI's ``AsyncStream.close``, google-genai's async generator's ``aclose``."""
+    for name in ("close", "aclose"):
+        close = getattr(stream, name, None)
+        if close is not None:
+            await close()
+            return

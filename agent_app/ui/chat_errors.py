@@ -28,6 +28,10 @@ PROVIDER_WORDING: dict[ErrorKind, str] = {
         "the conversation is too long for the model's context window. Start a New chat, or ask about a "
         f"shorter part of the media. {KEPT}."
     ),
+    ErrorKind.ANSWER_TOO_LONG: (
+        "the model's answer ran too long and was cut (`LLM_MAX_STREAM_SECONDS`, `LLM_MAX_ANSWER_CHARS`). Retry, "
+        f"or ask for a shorter answer. {KEPT}."
+    ),
     ErrorKind.PROVIDER_FAILED: (
         f"the model's service failed (the server log says why). {KEPT}: Retry, and if it keeps failing check "
         "the `LLM_*` settings (base URL, model name, key)."
