@@ -535,3 +535,22 @@ def test_the_chat_draws_loading_status_and_error_from_the_session_stores(
     kind = at.session_state["chat.error_kind"]
     assert kind is not None
     assert texts(at.main.error) == [shown(describe_chat_error(at.session_state["chat.error"], ErrorKind(kind)))]
+
+
+def test_a_hostile_tool_name_and_data_links_are_shown_as_text(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    """A tool name carrying a right-to-left override, NUL and ESC shows them as ``\\uXXXX`` in its card's
+    label; a ``data:`` or ``vbscript:`` link in the answer is drawn as text, an https one stays a link."""
+    from markdown_it import MarkdownIt
+
+    fake_llm.chat.push(
+        openai_tool_calls(tool_call("evil\u202egnp.exe\x00\x1b[31m", {})),
+        openai_text("[page](data:text/html,<b>x</b>) [vb](vbscript:msgbox) [docs](https://example.com/d)"),
+    )
+    at = send(new_page(), "Go")
+    (label,) = card_labels(at)
+    assert label == "**evil\\u202egnp.exe\\u0000\\u001b[31m** · failed"  # the unknown tool fails
+    drawn = str(at.main.chat_message[1].markdown[0].value)
+    parser = MarkdownIt("commonmark")
+    parser.validateLink = lambda url: True  # type: ignore[method-assign]
+    links = [t.attrs["href"] for b in parser.parse(drawn) for t in b.children or [] if t.type == "link_open"]
+    assert links == ["https://example.com/d"]

@@ -12,6 +12,7 @@ from typing import Any
 import streamlit as st
 
 from agent_app.clock import elapsed_text
+from agent_app.invisible_chars import escape_invisible
 from agent_app.types import ToolCall, ToolResult
 from agent_app.ui.formatting import escape_markdown
 
@@ -20,7 +21,8 @@ MAX_RESULT_DISPLAY_CHARS = 20_000
 
 
 def card_label(call: ToolCall, result: ToolResult | None) -> str:
-    """The one-line summary shown on the collapsed card."""
+    """The one-line summary shown on the collapsed card; the model's tool name shown literally, its controls and
+    direction marks as ``\\uXXXX`` (a U+202E would flip the rest of the label, an ESC or NUL is not text)."""
     if result is None:
         state = "no result"
     elif result.error is not None:
@@ -28,7 +30,7 @@ def card_label(call: ToolCall, result: ToolResult | None) -> str:
     else:
         state = "done"
     elapsed = elapsed_text(result.duration_ms) if result is not None and result.duration_ms is not None else ""
-    parts = [f"**{escape_markdown(call.name)}**", state]
+    parts = [f"**{escape_markdown(escape_invisible(call.name))}**", state]
     if elapsed:
         parts.append(elapsed)
     return " · ".join(parts)
