@@ -123,9 +123,13 @@ def test_a_self_referencing_result_is_a_tool_error(openai_llm: FakeLLMServer) ->
     assert _results(messages)[0].error is not None and messages[-1].content == "sorry"
 
 
-def test_fifty_calls_in_one_turn_run_at_most_the_cap_and_answer_every_call(openai_llm: FakeLLMServer) -> None:
+@pytest.mark.parametrize("asked", [50, 1000])
+def test_many_calls_in_one_turn_run_at_most_the_cap_and_answer_every_call(
+    openai_llm: FakeLLMServer, asked: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_CONTEXT_TOKENS", "200000")  # room to send every answer back
     ran: list[int] = []
-    calls = [tool_call("count", {"n": n}, id=f"c{n}") for n in range(50)]
+    calls = [tool_call("count", {"n": n}, id=f"c{n}") for n in range(asked)]
     openai_llm.chat.push(openai_tool_calls(*calls), openai_text("done"))
 
     def count(args: dict[str, Any], env: ToolEnvironment) -> int:
@@ -135,11 +139,11 @@ def test_fifty_calls_in_one_turn_run_at_most_the_cap_and_answer_every_call(opena
     messages, _ = _run({"count": count})
     assert ran == list(range(MAX_CALLS_PER_ROUND))
     results = _results(messages)
-    assert [r.tool_call_id for r in results] == [f"c{n}" for n in range(50)]
+    assert [r.tool_call_id for r in results] == [f"c{n}" for n in range(asked)]
     skipped = results[MAX_CALLS_PER_ROUND:]
     assert all(r.error is not None and str(MAX_CALLS_PER_ROUND) in r.error for r in skipped)
     assert conversation_problems(messages) == []
-    assert len(openai_llm.chat.last.json["messages"]) == 1 + 1 + 1 + 50  # system, user, assistant, 50 results
+    assert len(openai_llm.chat.last.json["messages"]) == 1 + 1 + 1 + asked  # system, user, assistant, results
 
 
 def test_a_model_calling_the_same_tool_forever_stops_at_the_iteration_cap(openai_llm: FakeLLMServer) -> None:
