@@ -205,14 +205,14 @@ def test_deleting_a_conversation_stops_its_run_and_nothing_of_it_stays(storage: 
 
 
 def test_a_conversation_deleted_by_another_process_stops_the_run_at_the_next_beat(
-    storage: SqliteStorage, tmp_path: Path
+    storage: SqliteStorage, backend: Backend
 ) -> None:
     chat, busy = conversation(storage), conversation(storage)
     job = GatedJob()
     manager = ThreadRunManager(storage, job, heartbeat_seconds=0.05)
     deleted, kept = manager.start(chat, None), manager.start(busy, None)
     wait_until(lambda: sorted(job.started) == sorted([deleted.id, kept.id]), WAIT)
-    other_process = SqliteStorage(tmp_path / "data")
+    other_process = backend.open()  # its own connection, as another server would have
     other_process.delete_conversation(chat)
     other_process.close()
     wait_until(lambda: job.ended == ["stopped"], WAIT)
