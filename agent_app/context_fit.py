@@ -12,7 +12,10 @@ estimate (:mod:`agent_app.context_budget`) fits the budget:
 3. Results of the running turn's earlier tool rounds become stubs too.
 4. The latest round's results (the model has not seen them yet) become a stub saying they were too large
    to send, so the model asks for less instead of the conversation failing on every retry.
-5. What still does not fit (the latest user message, the instructions) is refused with
+5. Whole tool rounds of the running turn (the model's tool-call message and its results), largest first, are
+   left out: a model that asked for a thousand calls, or sent megabytes of arguments, made a round no stub
+   can shrink, and resending it would fail this run and every Retry. The model answers the question anew.
+6. What still does not fit (the latest user message, the instructions) is refused with
    :class:`ContextTooLargeError` naming the part that is too large.
 
 A provider that still refuses the request as too long gets one retry fitted with the numbers its refusal
@@ -62,6 +65,8 @@ class _Plan:
     limit: float
     start: int = 0
     stubbed: dict[int, ChatMessage] = field(default_factory=dict)
+    left_out: set[int] = field(default_factory=set)
+    """Messages of the running turn's tool rounds that are not sent (step 5)."""
 
     def fits(self) -> bool:
         return self.total <= self.limit
@@ -117,7 +122,7 @@ def fit_history(window: ContextWindow, messages: Sequence[ChatMessage], scale: f
         _shrink(plan, fixed, factor, window)
     start, stubbed = plan.start, plan.stubbed
     sent = list(messages)  # the usual case: all of it fits as it is
-    if start or stubbed:
+    if start or stubbed or plan.left_out:
         sent = [stubbed.get(index, message) for index, message in enumerate(messages) if _is_sent(plan, index)]
     left_out = sum(1 for message in messages[:start] if message.role != "system")
     first = next((message.id for message in messages[start:] if message.role != "system"), None) if left_out else None
@@ -143,6 +148,7 @@ def _shrink(plan: _Plan, fixed: float, factor: float, window: ContextWindow) -> 
     last_round = _last_round_start(messages)
     _stub_results(plan, range(latest_user + 1, last_round), calls, context)
     _stub_results(plan, range(max(last_round, latest_user + 1), len(messages)), calls, context, TOO_LARGE_PREFIX)
+    _leave_out_rounds(plan, latest_user)
     if not plan.fits():
         raise ContextTooLargeError(_too_large(plan, fixed, factor, window.budget, latest_user))
 
@@ -215,7 +221,23 @@ def _last_round_start(messages: Sequence[ChatMessage]) -> int:
 
 
 def _is_sent(plan: _Plan, index: int) -> bool:
+    if index in plan.left_out:
+        return False
     return index >= plan.start or plan.messages[index].role == "system"
+
+
+def _tool_rounds(messages: Sequence[ChatMessage], after: int) -> list[range]:
+    """The tool rounds after index ``after``: each a model message with calls and the results that follow it."""
+    rounds: list[range] = []
+    index = after + 1
+    while index < len(messages):
+        end = index + 1
+        if messages[index].role == "assistant" and messages[index].tool_calls:
+            while end < len(messages) and messages[end].role == "tool":
+                end += 1
+            rounds.append(range(index, end))
+        index = end
+    return rounds
 
 
 def _calls_by_id(messages: Sequence[ChatMessage]) -> dict[str, ToolCall]:
@@ -248,6 +270,16 @@ def _drop_oldest_turns(plan: _Plan, latest_user: int) -> None:
             end += 1
         plan.total -= sum(plan.tokens[i] for i in range(plan.start, end) if plan.messages[i].role != "system")
         plan.start = end
+
+
+def _leave_out_rounds(plan: _Plan, latest_user: int) -> None:
+    """Step 5: the running turn's tool rounds, largest first, left out until the plan fits."""
+    rounds = _tool_rounds(plan.messages, latest_user) if not plan.fits() else []
+    for round_ in sorted(rounds, key=lambda indexes: -sum(plan.tokens[i] for i in indexes)):
+        if plan.fits():
+            return
+        plan.left_out.update(round_)
+        plan.total -= sum(plan.tokens[i] for i in round_)
 
 
 def _too_large(plan: _Plan, fixed: float, scale: float, budget: ContextBudget, latest_user: int) -> str:

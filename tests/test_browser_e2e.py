@@ -89,3 +89,26 @@ def test_click_during_a_run_applies_at_once_and_the_answer_still_comes(
         expect(page.get_by_text("A slow but complete answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(page.get_by_text("did not finish")).to_have_count(0)
     assert len(fake_llm.chat.requests) == 1
+
+
+def test_browser_shows_a_hostile_tool_name_as_escapes_and_data_links_as_text(
+    browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """The browser's own rendering: the card's label shows U+202E, NUL and ESC as ``\\uXXXX`` and reads left to
+    right; ``data:``/``vbscript:`` links in the answer are no anchors, the https one is."""
+    fake_llm.chat.push(
+        openai_tool_calls(tool_call("evil\u202egnp.exe\x00\x1b[31m", {})),
+        openai_text("See [page](data:text/html,<b>x</b>), [vb](vbscript:msgbox) and [docs](https://example.com/d)."),
+    )
+    with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
+        page = open_page(browser, server.base_url)
+        ask(page, "Go")
+        expect(page.get_by_role("link", name="docs")).to_have_attribute("href", "https://example.com/d")
+        card = page.get_by_test_id("stChatMessage").get_by_test_id("stExpander").locator("summary")
+        expect(card).to_have_count(1)
+        label = card.inner_text()
+        assert "evil\\u202egnp.exe\\u0000\\u001b[31m" in label and "\u202e" not in label and "\x1b" not in label
+        answer = page.get_by_test_id("stChatMessage").last
+        hrefs = answer.locator("a").evaluate_all("anchors => anchors.map(a => a.getAttribute('href'))")
+        assert hrefs == ["https://example.com/d"]
+        expect(answer).to_contain_text("[page](data:text/html,")

@@ -123,9 +123,13 @@ def test_a_self_referencing_result_is_a_tool_error(openai_llm: FakeLLMServer) ->
     assert _results(messages)[0].error is not None and messages[-1].content == "sorry"
 
 
-def test_fifty_calls_in_one_turn_run_at_most_the_cap_and_answer_every_call(openai_llm: FakeLLMServer) -> None:
+@pytest.mark.parametrize("asked", [50, 1000])
+def test_many_calls_in_one_turn_run_at_most_the_cap_and_answer_every_call(
+    openai_llm: FakeLLMServer, asked: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_CONTEXT_TOKENS", "200000")  # room to send every answer back
     ran: list[int] = []
-    calls = [tool_call("count", {"n": n}, id=f"c{n}") for n in range(50)]
+    calls = [tool_call("count", {"n": n}, id=f"c{n}") for n in range(asked)]
     openai_llm.chat.push(openai_tool_calls(*calls), openai_text("done"))
 
     def count(args: dict[str, Any], env: ToolEnvironment) -> int:
@@ -135,11 +139,11 @@ def test_fifty_calls_in_one_turn_run_at_most_the_cap_and_answer_every_call(opena
     messages, _ = _run({"count": count})
     assert ran == list(range(MAX_CALLS_PER_ROUND))
     results = _results(messages)
-    assert [r.tool_call_id for r in results] == [f"c{n}" for n in range(50)]
+    assert [r.tool_call_id for r in results] == [f"c{n}" for n in range(asked)]
     skipped = results[MAX_CALLS_PER_ROUND:]
     assert all(r.error is not None and str(MAX_CALLS_PER_ROUND) in r.error for r in skipped)
     assert conversation_problems(messages) == []
-    assert len(openai_llm.chat.last.json["messages"]) == 1 + 1 + 1 + 50  # system, user, assistant, 50 results
+    assert len(openai_llm.chat.last.json["messages"]) == 1 + 1 + 1 + asked  # system, user, assistant, results
 
 
 def test_a_model_calling_the_same_tool_forever_stops_at_the_iteration_cap(openai_llm: FakeLLMServer) -> None:
@@ -280,3 +284,25 @@ def test_nan_in_a_models_arguments_reaches_the_next_request_and_storage_as_null(
     assert json.loads(sent[-2]["tool_calls"][0]["function"]["arguments"]) == {"n": None}
     [asked] = [message for message in chat.messages if message.tool_calls]
     assert asked.tool_calls is not None and asked.tool_calls[0].args == {"n": None}
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        [tool_call("count", {"n": n}, id=f"c{n}") for n in range(1000)],  # a thousand calls at once
+        [tool_call("count", {"n": 1, "pad": "x" * 5_000_000}, id="c0")],  # 5 MB of arguments
+    ],
+    ids=["1000-calls", "5-MB-arguments"],
+)
+def test_a_tool_round_too_large_to_send_back_is_left_out_and_the_model_answers_anew(
+    openai_llm: FakeLLMServer, calls: list[dict[str, Any]]
+) -> None:
+    """The model's own round does not fit the context window (the default, 8,192 tokens): the run does not
+    fail blaming the user's two-word question; the round is stored, but the next request leaves it out."""
+    openai_llm.chat.push(openai_tool_calls(*calls), openai_text("Let me do less."))
+    messages, chat = _run({"count": lambda args, env: int(args["n"])})
+    assert chat.error is None and messages[-1].content == "Let me do less."
+    assert len(_results(messages)) == len(calls) and conversation_problems(messages) == []
+    resent = [(m["role"], m.get("content")) for m in openai_llm.chat.last.json["messages"][1:]]
+    assert resent == [("user", "Go")]
+    assert messages[-1].context is not None and messages[-1].context.estimated_tokens < 8192

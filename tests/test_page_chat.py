@@ -535,3 +535,48 @@ def test_the_chat_draws_loading_status_and_error_from_the_session_stores(
     kind = at.session_state["chat.error_kind"]
     assert kind is not None
     assert texts(at.main.error) == [shown(describe_chat_error(at.session_state["chat.error"], ErrorKind(kind)))]
+
+
+def test_a_hostile_tool_name_and_data_links_are_shown_as_text(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    """A tool name carrying a right-to-left override, NUL and ESC shows them as ``\\uXXXX`` in its card's
+    label; a ``data:`` or ``vbscript:`` link in the answer is drawn as text, an https one stays a link."""
+    from markdown_it import MarkdownIt
+
+    fake_llm.chat.push(
+        openai_tool_calls(tool_call("evil\u202egnp.exe\x00\x1b[31m", {})),
+        openai_text("[page](data:text/html,<b>x</b>) [vb](vbscript:msgbox) [docs](https://example.com/d)"),
+    )
+    at = send(new_page(), "Go")
+    (label,) = card_labels(at)
+    assert label == "**evil\\u202egnp.exe\\u0000\\u001b[31m** · failed"  # the unknown tool fails
+    drawn = str(at.main.chat_message[1].markdown[0].value)
+    parser = MarkdownIt("commonmark")
+    parser.validateLink = lambda url: True  # type: ignore[method-assign]
+    links = [t.attrs["href"] for b in parser.parse(drawn) for t in b.children or [] if t.type == "link_open"]
+    assert links == ["https://example.com/d"]
+
+
+def test_a_turn_of_a_thousand_tool_calls_draws_a_page_of_cards(
+    data_dir: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model asking for 1,000 calls at once: the cap runs the first ones and answers the rest with an error,
+    and the conversation draws the first cards and a "Show more" button, each press drawing a page more."""
+    monkeypatch.setenv("LLM_CONTEXT_TOKENS", "200000")  # room to send the whole round back
+    from agent_app.orchestrator_options import MAX_CALLS_PER_ROUND
+    from agent_app.ui.tool_cards import CARDS_PAGE, CARDS_SHOWN
+
+    calls = [tool_call("transcribe_video", {"assetId": f"a{n}"}, id=f"call_{n}") for n in range(1000)]
+    fake_llm.chat.push(openai_tool_calls(*calls), openai_text("I asked for too much."))
+    at = send(new_page(), "Transcribe everything")
+    assert len(fake_llm.chat.requests) == 2 and len(fake_llm.chat.last.json["messages"]) == 1 + 1 + 1 + 1000
+    assert len(stored_messages(data_dir, at.query_params["chat"])) == 1 + 1 + 1000 + 1
+    labels = card_labels(at)
+    assert len(labels) == CARDS_SHOWN == MAX_CALLS_PER_ROUND
+    more = [b for b in at.main.button if str(b.key).startswith("chat_more_cards_")]
+    assert [b.label for b in more] == [f"Show {CARDS_PAGE} more of 990 hidden tool calls"]
+    assert bubbles(at)[-1][1] == "I asked for too much."
+    more[0].click().run()
+    assert len(card_labels(at)) == CARDS_SHOWN + CARDS_PAGE
+    reopened = new_page(dict(at.query_params))
+    reopened.run()
+    assert len(card_labels(reopened)) == CARDS_SHOWN  # a new session starts from the first page again

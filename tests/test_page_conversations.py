@@ -4,6 +4,7 @@ search by words said, rename, delete after asking, and Markdown/JSON exports wit
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -15,8 +16,10 @@ from agent_app.storage.names import title_from
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
 from agent_app.ui.conversation_list import conversation_label
-from fake_llm import FakeLLMServer, openai_text
-from tests.page_support import bubbles, configure_env, new_page, send
+from fake_llm import FakeLLMServer, openai_text, streamed
+from fake_llm.streams import StreamScript
+from tests.page_support import bubbles, configure_env, new_page, send, settle
+from tests.run_support import wait_until
 
 
 @pytest.fixture
@@ -149,3 +152,48 @@ def test_the_open_conversation_offers_both_downloads(data_dir: Path, fake_llm: F
     labels = [b.label for b in at.sidebar.download_button]
     assert labels == ["Markdown", "JSON"]
     assert [b.proto.deferred_file_id != "" for b in at.sidebar.download_button] == [True, True]  # written on click
+
+
+def test_deleting_a_conversation_stops_its_run_and_nothing_is_written_to_it(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    """The model's stream is closed at once, and the answer streamed so far is not stored anywhere."""
+    fake_llm.chat.push(streamed(openai_text("word " * 40), StreamScript(pieces=40, delay_seconds=0.25)))
+    at = new_page()
+    at.chat_input(key="chat_prompt").set_value("Ramble on").run()
+    chat_id = at.query_params["chat"]
+    wait_until(lambda: fake_llm.chat.requests and fake_llm.chat.last.events_sent >= 2, 10.0)
+    at.sidebar.button(key="conversations_delete").click().run()
+    at.sidebar.button(key="conversations_delete_yes").click().run()
+    request = fake_llm.chat.last
+    assert request.answered.wait(5) and request.closed_by_client and request.events_sent < 40
+    time.sleep(0.5)  # a run left going would try to write its stopped text now
+    storage = SqliteStorage(data_dir)
+    assert storage.get_conversation(chat_id) is None and storage.load_messages(chat_id) == []
+    assert storage.list_conversations(storage.list_projects()[0].id) == []
+    assert bubbles(at) == [] and "chat" not in at.query_params
+
+
+def test_retry_after_a_tool_round_too_large_to_resend_gets_an_answer(data_dir: Path, fake_llm: FakeLLMServer) -> None:
+    """A turn left as a run ended on a model asking for 1,000 calls (every one answered, no answer after):
+    Retry does not resend the round, so it is answered instead of failing again on the context window."""
+    calls = [ToolCall(id=f"c{n}", name="transcribe_video", args={"assetId": f"a{n}"}) for n in range(1000)]
+    results = [
+        ChatMessage(
+            role="tool",
+            content="transcribe_video failed",
+            tool_result=ToolResult(tool_call_id=call.id, name=call.name, error="Not run: at most 10 tool calls"),
+        )
+        for call in calls
+    ]
+    turn = [ChatMessage(role="user", content="Transcribe all"), ChatMessage(role="assistant", tool_calls=calls)]
+    project_id, ids = seeded(data_dir, {"Big": [*turn, *results]})
+    at = new_page({"project": project_id, "chat": ids["Big"]})
+    at.run()
+    fake_llm.chat.push(openai_text("One clip at a time, then."))
+    at.button(key="chat_retry").click().run()
+    settle(at)
+    assert not [e for e in at.main.error if "too long" in str(e.value)]
+    assert bubbles(at)[-1] == ("assistant", "One clip at a time, then.")
+    sent = [(m["role"], m.get("content")) for m in fake_llm.chat.last.json["messages"][1:]]
+    assert sent == [("user", "Transcribe all")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import get_args
 
+import pytest
 from hypothesis import assume, given
 from hypothesis.strategies import characters as st_characters
 from hypothesis.strategies import sampled_from as st_sampled_from
@@ -14,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Progress
 
 from agent_app.clock import elapsed_text
+from agent_app.invisible_chars import INVISIBLE_CHARACTERS
 from agent_app.runs.events import RunEvent
 from agent_app.runs.recovery import is_unanswered, unfinished_calls
 from agent_app.runs.view import RunView
@@ -23,6 +25,7 @@ from agent_app.ui.formatting import count_of, escape_markdown, format_duration, 
 from agent_app.ui.live_status import status_label
 from agent_app.ui.markdown_text import chat_markdown
 from agent_app.ui.tool_cards import card_label
+from tests.page_support import shown
 
 
 def _live_run_script(stop_requested: bool) -> None:
@@ -198,3 +201,58 @@ def test_a_tool_note_and_its_card_write_the_duration_the_same_way() -> None:
         result = ToolResult(tool_call_id="c1", name="transcribe_video", result={}, duration_ms=duration_ms)
         assert summarize(result) == f"transcribe_video finished in {written}"  # never "finished in 0.0 s"
         assert card_label(call, result).endswith(f" · {written}")
+
+
+def _permissive_markdown() -> MarkdownIt:
+    """CommonMark that makes a link of any address (markdown-it itself refuses ``data:``/``javascript:``, a
+    browser's renderer need not): what is left a link here is a link in any renderer."""
+    parser = MarkdownIt("commonmark")
+    parser.validateLink = lambda url: True  # type: ignore[method-assign]
+    return parser
+
+
+def _link_targets(markdown: str) -> list[str]:
+    tokens = _permissive_markdown().parse(markdown)
+    children = [child for token in tokens for child in token.children or []]
+    return [str(child.attrs.get("href", child.attrs.get("src", ""))) for child in children if child.attrs]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[open](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+        "[open](DATA:text/html,<script>alert(1)</script>)",
+        "[open](vbscript:msgbox(1))",
+        "[open]( <data:text/html,x> )",
+        "[open](&#100;ata:text/html,x)",
+        "[open](&#x64;&#x61;&#x74;&#x61;&colon;text/html,x)",
+        "[open](data\\:text/html,x)",
+        "[open](javascript:alert(1))",
+        "<data:text/html,x>",
+        "<VBScript:msgbox(1)>",
+        "[open][r]\n\n[r]: data:text/html,x",
+        "[open][r]\n\n[r]:\n  <vbscript:x>",
+        "[x\\\\](data:text/html,x)",
+        "![pic](data:image/svg+xml,%3Csvg%20onload=alert(1)%3E)",
+    ],
+)
+def test_chat_markdown_leaves_no_data_vbscript_or_javascript_link(answer: str) -> None:
+    def unsafe(markdown: str) -> bool:
+        targets = _link_targets(markdown)
+        return any(target.lower().startswith(("data:", "vbscript:", "javascript:")) for target in targets)
+
+    assert unsafe(answer)  # as the model wrote it, a CommonMark renderer makes it a link
+    assert not unsafe(chat_markdown(answer))
+
+
+def test_chat_markdown_keeps_ordinary_links_and_code() -> None:
+    text = "[docs](https://example.com/a) <https://example.com/b> [rel](notes/data:1) `[c](data:x)` a < b"
+    assert _link_targets(chat_markdown(text)) == ["https://example.com/a", "https://example.com/b", "notes/data:1"]
+    assert "`[c](data:x)`" in chat_markdown(text)
+
+
+def test_card_label_shows_controls_and_direction_marks_of_a_tool_name_as_escapes() -> None:
+    call = ToolCall(id="c1", name="evil\u202egnp.exe\x00\x1b[31m", args={})
+    label = card_label(call, None)
+    assert not INVISIBLE_CHARACTERS.search(label)
+    assert shown(label) == "**evil\\u202egnp.exe\\u0000\\u001b[31m** · no result"

@@ -53,13 +53,16 @@ class GatedJob:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.started: list[str] = []
+        self.ended: list[str] = []
 
     def __call__(self, run: Run, control: RunControl) -> RunEnd:
         self.started.append(run.id)
         control.emit(StatusEvent(status="sending"))
         while not self.release.wait(0.01):
             if control.cancellation.is_set():
+                self.ended.append("stopped")
                 return RunEnd("stopped")
+        self.ended.append("answered")
         return RunEnd("answered")
 
 
@@ -186,6 +189,36 @@ def test_a_stop_written_by_another_process_reaches_the_run(storage: SqliteStorag
     assert other_process.run_store().request_stop(run.id)
     other_process.close()
     wait_until(lambda: manager.get(run.id).state == "stopped", WAIT)  # type: ignore[union-attr]
+
+
+def test_deleting_a_conversation_stops_its_run_and_nothing_of_it_stays(storage: SqliteStorage) -> None:
+    chat, other = conversation(storage), conversation(storage)
+    job = GatedJob()
+    manager = ThreadRunManager(storage, job, heartbeat_seconds=60)  # no beat: the delete itself stops the run
+    run = manager.start(chat, None, ChatMessage(role="user", content="Hi"))
+    wait_until(lambda: job.started == [run.id], WAIT)
+    manager.delete_conversation(chat)
+    wait_until(lambda: job.ended == ["stopped"], WAIT)
+    assert manager.get(run.id) is None and manager.active_run(chat) is None
+    assert storage.get_conversation(chat) is None and storage.load_messages(chat) == []
+    assert storage.get_conversation(other) is not None
+
+
+def test_a_conversation_deleted_by_another_process_stops_the_run_at_the_next_beat(
+    storage: SqliteStorage, backend: Backend
+) -> None:
+    chat, busy = conversation(storage), conversation(storage)
+    job = GatedJob()
+    manager = ThreadRunManager(storage, job, heartbeat_seconds=0.05)
+    deleted, kept = manager.start(chat, None), manager.start(busy, None)
+    wait_until(lambda: sorted(job.started) == sorted([deleted.id, kept.id]), WAIT)
+    other_process = backend.open()  # its own connection, as another server would have
+    other_process.delete_conversation(chat)
+    other_process.close()
+    wait_until(lambda: job.ended == ["stopped"], WAIT)
+    assert manager.active_run(busy) is not None  # the other conversation's run goes on
+    manager.stop(kept.id)
+    wait_until(lambda: job.ended == ["stopped", "stopped"], WAIT)
 
 
 def test_leases_are_renewed_while_a_run_goes(storage: SqliteStorage) -> None:

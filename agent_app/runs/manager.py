@@ -6,7 +6,7 @@ Stop request and its events are all in the :class:`~agent_app.runs.run_store.Run
 on a shared database (a PostgreSQL or Redis job library) can take the executor's place without the
 page or the orchestrator changing. In-process extras are only shortcuts: Stop also sets the run's
 :class:`~agent_app.cancellation.Cancellation` at once (the heartbeat sets it for Stops other processes
-wrote to storage; a job queue's abort would set the same object).
+wrote to storage, and for runs whose conversation was deleted; a job queue's abort would set the same object).
 
 Liveness is a lease: while a run is queued or running, its process pushes ``lease_until`` forward
 every :data:`HEARTBEAT_SECONDS`. A process that stops or is killed stops renewing; once the lease
@@ -98,6 +98,11 @@ class RunManager(Protocol):
         """Ask the run to stop; ``False`` when it was already over."""
         ...
 
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Stop the conversation's live run, then delete the conversation with its messages and runs: a run
+        left going would go on asking the model and running tools for a conversation nobody can see."""
+        ...
+
     def get(self, run_id: str) -> Run | None: ...
 
     def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]: ...
@@ -186,6 +191,14 @@ class ThreadRunManager:
         if cancellation is not None:
             cancellation.set()
         return asked
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        active = self.store.active_run(conversation_id)
+        if active is not None:
+            self.stop(active.id)
+        self.storage.delete_conversation(conversation_id)
+        with self._guard:
+            self._kept.pop(conversation_id, None)
 
     def get(self, run_id: str) -> Run | None:
         return self._as_known(self.store.get_run(run_id))
@@ -285,8 +298,8 @@ class ThreadRunManager:
                     self._heartbeat = None
                     return
             try:
-                self.store.renew_leases(self.owner, now_ms() + self._lease_ms)
-                for run_id in self.store.stop_requested(self.owner):
+                renewed = self.store.renew_leases(self.owner, now_ms() + self._lease_ms)
+                for run_id in [*self.store.stop_requested(self.owner), *self._vanished(renewed)]:
                     with self._guard:
                         cancellation = self._stops.get(run_id)
                     if cancellation is not None:
@@ -296,3 +309,12 @@ class ThreadRunManager:
             finally:
                 self.storage.close()  # one short write per beat: no file held open in between
             time.sleep(self._heartbeat_seconds)
+
+    def _vanished(self, renewed: int) -> list[str]:
+        """This process's runs no longer stored (their conversation was deleted, here or by another process);
+        looked up only when fewer leases were renewed than runs go here."""
+        with self._guard:
+            live = list(self._stops)
+        if renewed >= len(live):
+            return []
+        return [run_id for run_id in live if self.store.get_run(run_id) is None]

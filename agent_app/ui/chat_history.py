@@ -1,9 +1,10 @@
 """The conversation as chat bubbles, newest at the bottom, only the last page of it drawn.
 
 An assistant turn (its text, the tool calls it made and their results, up to the next user
-message) is one bubble with a card per call; ``tool`` messages are not drawn on their own, their
-results live in the cards. Only the last :data:`PAGE_SIZE` messages are drawn and "Show older"
-widens the window, so a rerun costs the same at 10 or 1,000 messages.
+message) is one bubble with a card per call (a message with many calls draws them a page at a time);
+``tool`` messages are not drawn on their own, their results live in the cards. Only the last
+:data:`PAGE_SIZE` messages are drawn and "Show older" widens the window, so a rerun costs the same at
+10 or 1,000 messages.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from agent_app.types import ChatMessage, ToolResult
 from agent_app.ui.context_status import latest_context_report, render_context_status, render_cut_marker
 from agent_app.ui.markdown_text import chat_markdown, typed_markdown
 from agent_app.ui.message_actions import TurnActions, is_editing, render_actions, render_editor
-from agent_app.ui.tool_cards import render_tool_card
+from agent_app.ui.tool_cards import render_tool_cards
 from agent_app.usage_cost import total_usage, usage_text
 
 PAGE_SIZE = 40
@@ -88,8 +89,7 @@ def render_turn(turn: Turn, prices: Prices | None, state: SessionState, actions:
                 # The user's words as typed; the assistant's Markdown rendered (safely, see markdown_text).
                 shown = typed_markdown(message.content) if message.role == "user" else chat_markdown(message.content)
                 st.markdown(shown)
-            for call in message.tool_calls or []:
-                render_tool_card(call, results.get(call.id))
+            render_tool_cards(state, message.id, message.tool_calls or [], results)
         usage = total_usage(turn.messages) if turn.role == "assistant" else None
         if usage is not None:
             st.caption(usage_text(usage, prices))

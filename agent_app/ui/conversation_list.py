@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import streamlit as st
 
+from agent_app.runs.manager import RunManager
 from agent_app.storage import Conversation
 from agent_app.ui.chat_history import reset_window
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
@@ -56,16 +57,16 @@ def _ask_delete(workspace: Workspace, conversation_id: str | None) -> None:
     workspace.state[_CONFIRM_DELETE] = conversation_id
 
 
-def _delete(workspace: Workspace, conversation_id: str) -> None:
-    workspace.delete_conversation(conversation_id)
+def _delete(workspace: Workspace, runs: RunManager | None, conversation_id: str) -> None:
+    workspace.delete_conversation(conversation_id, runs)
     reset_window(workspace.state)
 
 
 # --- drawing --------------------------------------------------------------------------------------
 
 
-def render_conversations(workspace: Workspace) -> None:
-    """The sidebar's conversation section (see the module docstring)."""
+def render_conversations(workspace: Workspace, runs: RunManager | None) -> None:
+    """The sidebar's conversation section (see the module docstring); ``runs`` stops a deleted chat's run."""
     st.subheader("Conversations", divider="gray")
     zone, suffix = browser_zone()
     st.text_input(
@@ -103,11 +104,13 @@ def render_conversations(workspace: Workspace) -> None:
     if current is None and current_id is not None:
         current = workspace.storage.get_conversation(current_id)
     if current is not None:
-        _render_open_conversation(workspace, current, zone)
+        _render_open_conversation(workspace, runs, current, zone)
     show_notices(workspace.state, "conversation")
 
 
-def _render_open_conversation(workspace: Workspace, conversation: Conversation, zone: tzinfo) -> None:
+def _render_open_conversation(
+    workspace: Workspace, runs: RunManager | None, conversation: Conversation, zone: tzinfo
+) -> None:
     """Rename, export and delete the open conversation."""
     with st.expander("Rename, export or delete this chat", icon=":material/edit_note:"):
         rename = functools.partial(workspace.storage.rename_conversation, conversation.id)
@@ -156,7 +159,7 @@ def _render_open_conversation(workspace: Workspace, conversation: Conversation, 
                     workspace.state,
                     _CONFIRM_DELETE,
                     "conversation",
-                    functools.partial(_delete, workspace, conversation.id),
+                    functools.partial(_delete, workspace, runs, conversation.id),
                 ),
                 type="primary",
             )

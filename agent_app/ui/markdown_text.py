@@ -5,11 +5,14 @@ Streamlit's markdown never runs HTML (``unsafe_allow_html`` is never used with c
 the browser fetch that address as soon as the answer is drawn. A model steered by a hostile transcript
 or file name could use that to send the conversation to any host, without a click. Images are
 therefore turned into ordinary links (shown, followed only if the user clicks). Code blocks and code
-spans are left exactly as written: there ``![`` is just text.
+spans are left exactly as written: there ``![`` is just text. Links to ``data:``, ``vbscript:`` or
+``javascript:`` addresses (a ``data:text/html`` page runs script when opened) are shown as text, not links,
+however their scheme is spelled (entities, backslash escapes, case, spaces): CommonMark decodes those first.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
 from agent_app.ui.formatting import escape_markdown
@@ -17,22 +20,52 @@ from agent_app.ui.formatting import escape_markdown
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
 _IMAGE_START = re.compile(r"(?<!\\)!\[")
+_LINK_OPENER = re.compile(r"\]\(|\]:|<")
+"""Where a link's address begins: an inline link ``[t](…)``, a reference definition ``[r]: …``, an autolink ``<…>``
+(one that looks escaped is checked too: in ``\\\\](`` the backslash is itself escaped, the opener real)."""
+_UNSAFE_SCHEMES = ("data:", "vbscript:", "javascript:")
+_SCHEME_WINDOW = 120
+"""Characters read after an opener to decide its scheme (entities make ``data:`` up to ~60 characters long)."""
+_ESCAPED_PUNCTUATION = re.compile(r"\\([!-/:-@\[-`{-~])")
+_SCHEME_NOISE = re.compile(r"[\x00-\x20<]+")
+
+
+def _has_unsafe_scheme(address: str) -> bool:
+    """Whether ``address`` (the text after a link opener) starts, once CommonMark has decoded it, with a scheme
+    that runs code or a page of its own; a browser also drops tabs, line breaks and controls inside a scheme."""
+    decoded = _ESCAPED_PUNCTUATION.sub(r"\1", html.unescape(address))
+    return _SCHEME_NOISE.sub("", decoded).lower().startswith(_UNSAFE_SCHEMES)
+
+
+def _unlink_unsafe(text: str) -> str:
+    """Each link opener followed by an unsafe address gets its last character escaped: text, not a link."""
+
+    def neutralised(opener: re.Match[str]) -> str:
+        if not _has_unsafe_scheme(text[opener.end() : opener.end() + _SCHEME_WINDOW]):
+            return opener.group(0)
+        return opener.group(0)[:-1] + "\\" + opener.group(0)[-1]
+
+    return _LINK_OPENER.sub(neutralised, text)
+
+
+def _safe_prose(text: str) -> str:
+    return _unlink_unsafe(_IMAGE_START.sub("[", text))
 
 
 def _unimage(text: str) -> str:
-    """``![alt](url)`` -> ``[alt](url)`` outside code spans."""
+    """``![alt](url)`` -> ``[alt](url)`` and unsafe links made text, outside code spans."""
     parts: list[str] = []
     position = 0
     for span in _CODE_SPAN.finditer(text):
-        parts.append(_IMAGE_START.sub("[", text[position : span.start()]))
+        parts.append(_safe_prose(text[position : span.start()]))
         parts.append(span.group(0))
         position = span.end()
-    parts.append(_IMAGE_START.sub("[", text[position:]))
+    parts.append(_safe_prose(text[position:]))
     return "".join(parts)
 
 
 def chat_markdown(text: str) -> str:
-    """``text`` with every Markdown image made a link; fenced code blocks untouched."""
+    """``text`` with every Markdown image made a link and unsafe links made text; fenced code blocks untouched."""
     lines = text.split("\n")
     out: list[str] = []
     prose: list[str] = []

@@ -114,11 +114,13 @@ def render_page() -> None:
     write_url(workspace, state)
     registry, registry_problem = usable_tool_registry(settings.enabled_tools)
     status = llm_status(settings)
+    # Without a model nothing could answer: no run is started (the input says so).
+    runs = get_run_manager(settings) if status.configured else None
 
     with st.sidebar:
         st.title(PAGE_TITLE, anchor=False)
         sidebar.render_project(workspace)
-        render_conversations(workspace)
+        render_conversations(workspace, runs)
         sidebar.render_scenes(workspace)
         listed = render_media_library(workspace, settings)
         sidebar.render_assistant(status, registry.names())
@@ -149,8 +151,6 @@ def render_page() -> None:
             seek = functools.partial(player.seek, workspace)
             render_transcript_panel(active, environment, seek, transcript if active is shown else None)
     with right, st.container(key=CHAT_COLUMN_KEY):
-        # Without a model nothing could answer: no run is started (the input says so).
-        runs = get_run_manager(settings) if status.configured else None
         render_chat(workspace, runs, model_prices(settings))
     apply_layout()
     write_url(workspace, state)

@@ -5,6 +5,7 @@ state so two sessions never see each other's unsaved choices; what outlives the 
 from __future__ import annotations
 
 from agent_app.prompt import MAX_LISTED_ASSETS
+from agent_app.runs.manager import RunManager
 from agent_app.session_stores import AgentStore, ChatStore, SessionState
 from agent_app.storage import NotFoundError, Project, Storage
 from agent_app.types import AgentContext, MediaAsset
@@ -145,9 +146,13 @@ class Workspace:
         self.chat.set_loading(False)
         self.agent.reset()
 
-    def delete_conversation(self, conversation_id: str) -> None:
-        """Delete it from storage; an open one gives way to a new chat."""
-        self.storage.delete_conversation(conversation_id)
+    def delete_conversation(self, conversation_id: str, runs: RunManager | None) -> None:
+        """Delete it from storage, its live run stopped first (``runs``: ``None`` when no model is configured,
+        so none can go); an open one gives way to a new chat."""
+        if runs is not None:
+            runs.delete_conversation(conversation_id)
+        else:
+            self.storage.delete_conversation(conversation_id)
         if self.conversation_id == conversation_id:
             self.open_conversation(None)
 
