@@ -88,7 +88,7 @@ def _start(
         conversation_id = workspace.ensure_conversation(message.content if message is not None else "")
         runs.start(conversation_id, workspace.context(), message, replace_from=replace_from)
     except (RunBusyError, TurnChangedError) as exc:
-        state[_REFUSED] = str(exc)
+        state[_REFUSED] = [str(exc), isinstance(exc, RunBusyError)]
         workspace.reload_messages()  # what storage holds, not what this tab last drew
         return False
     except (StorageError, OSError) as exc:
@@ -193,6 +193,19 @@ def render_chat(workspace: Workspace, runs: RunManager | None, prices: Prices | 
     st.fragment(_chat_body, run_every=POLL_SECONDS if running else None)(workspace, runs, prices, running)
 
 
+def _render_refusal(state: SessionState, run: Run | None) -> None:
+    """Why the last start was refused: "still answering" for as long as that run goes (a redraw every
+    half second must not take it away before it is read), any other refusal once."""
+    refused = state.get(_REFUSED)
+    if refused is None:
+        return
+    text, while_busy = refused
+    if not (while_busy and run is not None):
+        state.pop(_REFUSED)
+    if run is not None or not while_busy:
+        st.info(str(text), icon=":material/hourglass_top:")
+
+
 def _restore_refused_prompt(state: SessionState, loading: bool) -> None:
     """A question refused while a run went goes back in the box: at every draw while the box is disabled (the
     page's rerun when the run ends draws a new, empty box), and a last time when it opens; from then on the
@@ -253,9 +266,7 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
             render_live_run(runs, run, view, workspace.agent)
         elif runs is not None:
             _render_notices(workspace, runs, messages)
-        refused = state.pop(_REFUSED, None)
-        if refused is not None:
-            st.info(str(refused), icon=":material/hourglass_top:")
+        _render_refusal(state, run)
         if run is None and state.pop(_VIEW, None) is not None:  # the run this page showed is over
             state[_FOCUS_UNTIL] = time.monotonic() + FOCUS_SECONDS
         if time.monotonic() < float(state.get(_FOCUS_UNTIL, 0.0)):
