@@ -11,7 +11,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
@@ -49,8 +49,14 @@ def configured_secrets() -> list[str]:
         raw = raw_settings(SECRET_SETTINGS, secrets_file=not reading)
     finally:
         _inside.reading = reading
-    values = {str(value) for value in raw.values()}
-    password = _url_password(str(raw.get("AGENT_DATABASE_URL", "")))
+    return secret_values(raw)
+
+
+def secret_values(settings: Mapping[str, object]) -> list[str]:
+    """The values of :data:`SECRET_SETTINGS` among ``settings`` (by setting name), and the password of a
+    database URL alone, longest first: one list for the logs and for answers."""
+    values = {str(settings[name]) for name in SECRET_SETTINGS if settings.get(name)}
+    password = _url_password(str(settings.get("AGENT_DATABASE_URL") or ""))
     if password:
         values.add(password)
     return sorted(values, key=len, reverse=True)

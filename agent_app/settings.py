@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
+from agent_app.log_redaction import secret_values
+
 
 class SettingsError(ValueError):
     """Settings that cannot be used; the message names each setting and what it must be, never a value."""
@@ -145,8 +147,10 @@ class Settings(BaseModel):
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The configured secret values (the keys, the route token): kept out of answers as out of logs."""
-        return tuple(value for value in (self.llm_api_key, self.transcribe_api_key, self.api_token) if value)
+        """The configured secret values (:data:`~agent_app.log_redaction.SECRET_SETTINGS`: the keys, the route
+        token, the database URL and its password): kept out of answers as out of logs."""
+        by_name = {str(field.alias): getattr(self, name) for name, field in Settings.model_fields.items()}
+        return tuple(secret_values(by_name))
 
     @property
     def max_upload_bytes(self) -> int:
