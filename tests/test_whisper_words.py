@@ -4,8 +4,10 @@ word after a pause starting where its sound does; the tool's word times; the bun
 all of it without a network (one test runs the transcription in a network namespace of its own).
 
 Measured bounds, not wishes: Whisper base recognizes espeak-ng's Spanish as Spanish but takes its German
-for Yiddish and its French for Thai (robotic voices, not people), so those two are given per asset, and
-their word error rates are what base makes of such voices.
+for Yiddish and its French for Thai (robotic voices, not people), so those two are given per asset. The
+other languages are spoken at 130 words a minute, where base hears espeak-ng's German best. Its French
+stays unintelligible to base at every speed tried (word error rates from 0.76 to 1.18 at 110-150 words a
+minute), so French is checked for its language and its timed words, not for its words.
 """
 
 from __future__ import annotations
@@ -48,9 +50,16 @@ SPEECH = {
     "de": "Der schnelle braune Fuchs läuft über das grüne Feld. Bitte bring morgen das blaue Buch mit.",
     "fr": "Le renard brun rapide court à travers le champ vert. N'oublie pas d'apporter le livre bleu demain.",
 }
-# language: (given to the tool, word error rate at most)
-CASES = {"en": (None, 0.1), "es": (None, 0.6), "de": ("de", 0.75), "fr": ("fr", 0.98)}
-"""Measured with base: es 0.38-0.48, de 0.56-0.61 and fr 0.85-0.90 on these voices; en (tiny.en) 0-0.03."""
+# language: (given to the tool, word error rate at most; None: not checked, see above)
+CASES: dict[str, tuple[str | None, float | None]] = {
+    "en": (None, 0.1),
+    "es": (None, 0.4),
+    "de": ("de", 0.65),
+    "fr": ("fr", None),
+}
+"""Measured through the tool with base at 130 words a minute: es 0.26, de 0.50 (fr 0.94); en (tiny.en, 150
+words a minute) 0-0.03."""
+WORDS_PER_MINUTE = {"en": 150, "es": 130, "de": 130, "fr": 130}
 
 
 def wav(path: Path, samples: np.ndarray) -> Path:
@@ -58,7 +67,7 @@ def wav(path: Path, samples: np.ndarray) -> Path:
 
 
 def spoken_in(language: str) -> np.ndarray:
-    pcm, rate = speak(SPEECH[language], voice=language)
+    pcm, rate = speak(SPEECH[language], voice=language, words_per_minute=WORDS_PER_MINUTE[language])
     pad = np.zeros(RATE // 2, dtype=np.float32)
     return np.concatenate([pad, resample(pcm, rate, RATE), pad])
 
@@ -70,7 +79,8 @@ def test_each_language_is_transcribed_within_its_bound_with_timed_words(language
     args = {"words": True} if given is None else {"words": True, "language": given}
     result = transcribe_upload(wav(tmp_path / f"{language}.wav", spoken_in(language)), tmp_path / "data", **args)[1]
     assert result["language"] == language
-    assert word_error_rate(SPEECH[language], result["text"]) <= bound, result["text"]
+    if bound is not None:
+        assert word_error_rate(SPEECH[language], result["text"]) <= bound, result["text"]
     previous = 0
     for segment in result["segments"]:
         assert segment["words"], segment
@@ -120,7 +130,9 @@ def test_the_transcription_runs_with_no_network_at_all(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["language"] == "es" and word_error_rate(SPEECH["es"], result["text"]) <= CASES["es"][1]
+    bound = CASES["es"][1]
+    assert bound is not None
+    assert result["language"] == "es" and word_error_rate(SPEECH["es"], result["text"]) <= bound
     assert all(segment["words"] for segment in result["segments"])
 
 
