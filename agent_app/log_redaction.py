@@ -23,6 +23,8 @@ SECRET_SETTINGS = (
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
 )
 """Settings whose values are secrets: the model's and the transcriber's keys, the route token, the database
 URL (it holds a password; the password alone is redacted too), and the variables the SDKs read on their own."""

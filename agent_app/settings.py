@@ -130,6 +130,18 @@ class Settings(BaseModel):
     max_upload_mb: Whole = Field(
         1024, alias="AGENT_MAX_UPLOAD_MB", gt=0, description="a positive whole number of megabytes"
     )
+    media_store: str | None = Field(
+        None,
+        alias="AGENT_MEDIA_STORE",
+        pattern=r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$",
+        description="an s3://bucket/prefix URL",
+    )
+    s3_endpoint_url: str | None = Field(
+        None, alias="AGENT_S3_ENDPOINT_URL", pattern=r"^https?://", description="an http:// or https:// URL"
+    )
+    media_url_seconds: Whole = Field(
+        600, alias="AGENT_MEDIA_URL_SECONDS", ge=60, le=3600, description="a whole number of seconds, 60 to 3600"
+    )
 
     problems: tuple[tuple[str, str], ...] = ()
     """``(setting name, message)`` for each value that could not be used (the default stands in)."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from pydantic import ConfigDict, Field
 
@@ -25,6 +26,9 @@ from agent_app.tool_args import ParameterType as ParameterType  # noqa: PLC0414 
 from agent_app.tool_args import ToolArgs, argument_specs
 from agent_app.tool_args import ToolParameter as ToolParameter  # noqa: PLC0414 - re-exported shared type
 from agent_app.wire_model import WireModel as WireModel  # noqa: PLC0414 - re-exported shared type
+
+if TYPE_CHECKING:
+    from agent_app.media.transcript_cache import TranscriptStore
 
 Role: TypeAlias = Literal["user", "assistant", "tool", "system"]
 """Who wrote a message. ``tool`` messages carry a :class:`ToolResult`."""
@@ -223,8 +227,21 @@ class MediaLibrary(Protocol):
         """The asset's metadata, or ``None`` when no such asset exists."""
         ...
 
-    def media_path(self, asset_id: str) -> Path | None:
-        """Where the asset's bytes are on disk, or ``None`` when it has none."""
+    def media_file(self, asset_id: str) -> AbstractContextManager[Path | None]:
+        """The asset's bytes as a file on this machine for the ``with`` block (``None`` when it has none):
+        the file itself on the local disk, a temporary download (removed after) from an object store."""
+        ...
+
+    def known_hash(self, asset_id: str) -> str | None:
+        """The SHA-256 of the asset's bytes when known without reading them (cheap: for the page)."""
+        ...
+
+    def content_hash(self, asset_id: str, on_progress: Callable[[float], None] | None = None) -> str | None:
+        """The SHA-256 of the asset's bytes, read when not known yet; ``None`` when it has none."""
+        ...
+
+    def transcripts(self) -> TranscriptStore:
+        """The transcript cache kept beside the media (the same disk or bucket)."""
         ...
 
 

@@ -73,7 +73,8 @@ def seed(data_dir: Path, name: str, duration_ms: int, count: int) -> tuple[str, 
     source.write_bytes(tiny_wav(count))
     with source.open("rb") as handle:
         asset = storage.import_asset(project.id, f"{name}.wav", handle)
-    path = storage.media_path(asset.id)
+    with storage.media_file(asset.id) as path:  # the local disk's file: it outlives the block
+        pass
     assert path is not None
     cache = TranscriptCache(data_dir)
     made = transcript(duration_ms, count)

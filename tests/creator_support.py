@@ -10,6 +10,7 @@ from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.storage import SqliteStorage
 from agent_app.types import MediaAsset
 from tests.media_samples import make_video
+from tests.storage_backends import stored_path
 
 EXACT_START_MS = 8146
 """The third segment starts here: a seek must land on 8.146 s, not 8.0 s."""
@@ -42,7 +43,7 @@ def seed_clip(data_dir: Path, work_dir: Path, transcript: Transcript, seconds: f
         project = storage.create_project("Harbour")
         with clip.open("rb") as handle:
             asset = storage.import_asset(project.id, "harbour.mp4", handle)
-        path = storage.media_path(asset.id)
+        path = stored_path(storage, asset.id)
         assert path is not None
         cache = TranscriptCache(data_dir)
         cache.put(CacheKey(cache.content_hash(path), transcript.backend, transcript.model), transcript, asset.id)

@@ -17,9 +17,10 @@ from typing import Literal, TypeAlias
 import psycopg
 import pytest
 
-from agent_app.storage import PostgresStorage, SqliteStorage
+from agent_app.storage import PostgresStorage, SqliteStorage, Storage
 from agent_app.storage.postgres_database import PostgresDatabase
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS
+from agent_app.types import MediaLibrary
 from testsupport.postgres_server import PostgresServer, running_postgres
 
 AnyStorage: TypeAlias = SqliteStorage | PostgresStorage
@@ -130,3 +131,9 @@ def insert_raw(backend: Backend, sql: str, rows: list[tuple[object, ...]]) -> No
         return
     with psycopg.connect(backend.database_url) as postgres, postgres.cursor() as cursor:
         cursor.executemany(sql.replace("?", "%s").encode(), rows)
+
+
+def stored_path(storage: Storage | MediaLibrary, asset_id: str) -> Path | None:
+    """Where an asset's file is on a local-disk media store (its ``media_file`` outlives the ``with`` there)."""
+    with storage.media_file(asset_id) as path:
+        return path

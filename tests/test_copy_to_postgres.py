@@ -14,6 +14,7 @@ from agent_app.runs.events import EndEvent, TextEvent, UsageEvent
 from agent_app.storage import PostgresStorage, SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, ToolResult, now_ms
 from tests.media_samples import make_wav
+from tests.storage_backends import stored_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,7 +88,7 @@ def test_a_sqlite_data_folder_copied_into_postgresql_reads_back_the_same(postgre
                     project.id, words, limit=9
                 )
             for asset in source.list_assets(project.id):
-                assert copy.media_path(asset.id) == source.media_path(asset.id) is not None
+                assert stored_path(copy, asset.id) == stored_path(source, asset.id) is not None
         film = next(p.id for p in source.list_projects() if p.name == "Harbour film")
         named = next(c for c in source.list_conversations(film) if c.title == "Named")
         finished = copy.run_store().latest_run(named.id)

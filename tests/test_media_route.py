@@ -59,12 +59,18 @@ def test_media_route_names_a_mistyped_busy_timeout(
     assert response.json() == {"error": "Setting AGENT_DB_BUSY_TIMEOUT_MS must be an integer (milliseconds), 0 or more"}
 
 
-def test_media_url_only_once_the_route_is_mounted(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_media_url_only_once_the_route_is_mounted(
+    client: tuple[TestClient, SqliteStorage], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _, storage = client
+    wav = make_wav(tmp_path / "voice.wav", seconds=0.5).read_bytes()
+    asset = storage.import_asset(storage.create_project("p").id, "voice.wav", io.BytesIO(wav))
     monkeypatch.setattr(media_route, "_mounted", False)
-    assert media_route.media_url("http://127.0.0.1:8501/", "a" * 32) is None
+    assert media_route.media_url(storage, "http://127.0.0.1:8501/", asset) is None
     media_route.media_routes()
-    assert media_route.media_url("http://127.0.0.1:8501/", "a" * 32) == f"http://127.0.0.1:8501/api/media/{'a' * 32}"
-    assert media_route.media_url(None, "a" * 32) is None
+    url = media_route.media_url(storage, "http://127.0.0.1:8501/", asset)
+    assert url == f"http://127.0.0.1:8501/api/media/{asset.id}"
+    assert media_route.media_url(storage, None, asset) is None
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from agent_app.ui.formatting import escape_markdown
 from fake_llm import FakeLLMServer, openai_text, transcription_reply
 from tests.media_samples import make_video, make_wav
 from tests.page_support import bubbles, configure_env, new_page, send, texts
+from tests.storage_backends import stored_path
 
 
 @pytest.fixture
@@ -91,7 +92,7 @@ def test_upload_lists_asset_and_remove_deletes_it(data_dir: Path, clip: bytes, t
     assert confirm.label == "Yes, remove"  # not a second "Remove" beside the row's own button
     confirm.click().run()
     assert [a.name for a in storage.list_assets(at.query_params["project"])] == ["voice.wav"]
-    assert storage.media_path(assets[0].id) is None
+    assert stored_path(storage, assets[0].id) is None
     assert "clip.mp4" not in "\n".join(texts(at.sidebar.markdown))
 
 

@@ -36,6 +36,7 @@ from tests.storage_backends import (
     backend_for,
     raw_rows,
     set_schema_version,
+    stored_path,
 )
 
 
@@ -93,7 +94,7 @@ def test_import_video_records_metadata_under_a_generated_name(storage: Storage, 
     assert asset.mime_type == "video/mp4"
     assert asset.size_bytes == len(sample_video)
     assert asset.duration_ms is not None and 900 <= asset.duration_ms <= 1200
-    path = storage.media_path(asset.id)
+    path = stored_path(storage, asset.id)
     assert path is not None and path.read_bytes() == sample_video
     assert path.parent == storage.data_dir / "media"
     assert path.name == f"{asset.id}.mp4"
@@ -165,7 +166,7 @@ def test_remove_asset_deletes_row_and_file(storage: Storage, sample_video: bytes
     asset = storage.import_asset(project.id, "clip.mp4", io.BytesIO(sample_video))
     storage.remove_asset(asset.id)
     assert storage.get_asset(asset.id) is None
-    assert storage.media_path(asset.id) is None
+    assert stored_path(storage, asset.id) is None
     assert media_files(storage) == []
     with pytest.raises(NotFoundError):
         storage.remove_asset(asset.id)
@@ -177,10 +178,10 @@ def test_project_media_library_only_sees_its_project(storage: Storage, sample_vi
     library = ProjectMediaLibrary(storage, mine.id)
     assert isinstance(library, MediaLibrary)
     assert library.get_asset(asset.id) is None
-    assert library.media_path(asset.id) is None
+    assert stored_path(library, asset.id) is None
     theirs = ProjectMediaLibrary(storage, other.id)
     assert theirs.get_asset(asset.id) == asset
-    assert theirs.media_path(asset.id) == storage.media_path(asset.id)
+    assert stored_path(theirs, asset.id) == stored_path(storage, asset.id)
 
 
 def test_messages_are_stored_as_camel_case_json_in_order(storage: Storage, backend: Backend) -> None:
@@ -249,7 +250,7 @@ def test_data_survives_reopening(backend: Backend, sample_video: bytes) -> None:
     first.close()
     second = backend.open()
     assert [m.content for m in second.load_messages(chat.id)] == ["hello"]
-    assert second.media_path(asset.id) is not None
+    assert stored_path(second, asset.id) is not None
     assert second.schema_version() == current_schema_version(backend)
 
 

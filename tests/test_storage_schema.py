@@ -15,7 +15,7 @@ from agent_app.runs.events import EndEvent, StatusEvent, TextEvent
 from agent_app.storage import PostgresStorage, SqliteStorage, postgres_schema, schema
 from agent_app.types import ChatMessage, now_ms
 from tests.media_samples import make_wav
-from tests.storage_backends import PostgresForTests
+from tests.storage_backends import PostgresForTests, stored_path
 
 RELEASED_SCHEMA_V1 = """
 CREATE TABLE projects (id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL);
@@ -109,7 +109,7 @@ def assert_everything_is_there(storage: SqliteStorage | PostgresStorage, with_ru
         100,
         3244,
     )
-    assert storage.media_path("a1") is not None
+    assert stored_path(storage, "a1") is not None
     conversation = storage.get_conversation("c1")
     assert conversation is not None and conversation.title == QUESTION.content
     assert (conversation.message_count, conversation.question_count, conversation.updated_at) == (2, 1, 105)

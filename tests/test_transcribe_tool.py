@@ -24,6 +24,7 @@ from agent_app.tool_plugins import build_tool_registry
 from agent_app.types import MediaAsset
 from agent_app.validation import ToolArgumentsError, parse_tool_args
 from plugins.transcribe_video import MAX_RESULT_SEGMENTS, tool_result
+from tests.storage_backends import stored_path
 from tests.transcribe_support import SETTINGS, Workspace, new_workspace, run_transcribe_tool
 from testsupport.media_factory import SENTENCES, silent_mp4, speech_mp4, word_error_rate
 
@@ -105,7 +106,7 @@ def test_cache_hit_answers_without_decoding_again_and_survives_a_restart(
     asset = workspace.add(speech_file[0])
     first = run_transcribe_tool({"assetId": asset.id}, workspace.env())
     assert first["cached"] is False
-    media = workspace.storage.media_path(asset.id)
+    media = stored_path(workspace.storage, asset.id)
     assert media is not None
     stat = media.stat()
     media.write_bytes(b"\0" * stat.st_size)
@@ -162,7 +163,7 @@ def test_a_range_of_a_transcribed_asset_comes_from_the_full_transcript(
 @pytest.mark.slow
 def test_the_page_sees_the_full_transcript(transcribed: tuple[Workspace, MediaAsset, dict[str, Any]]) -> None:
     workspace, asset, result = transcribed
-    transcript = saved_transcript(workspace.storage, workspace.storage.data_dir, asset.id)
+    transcript = saved_transcript(workspace.storage, asset.id)
     assert transcript is not None and transcript.is_full
     assert [s.model_dump(by_alias=True, exclude={"words"}) for s in transcript.segments] == result["segments"]
 
@@ -170,7 +171,7 @@ def test_the_page_sees_the_full_transcript(transcribed: tuple[Workspace, MediaAs
 def test_an_asset_never_transcribed_has_no_transcript(tmp_path: Path) -> None:
     workspace = new_workspace(tmp_path / "data")
     asset = workspace.add(silent_mp4(tmp_path / "silent.mp4"))
-    assert saved_transcript(workspace.storage, workspace.storage.data_dir, asset.id) is None
+    assert saved_transcript(workspace.storage, asset.id) is None
 
 
 @pytest.mark.slow
@@ -224,7 +225,7 @@ def test_no_assets_at_all_says_to_upload(tmp_path: Path) -> None:
 def test_missing_media_file_names_the_asset(tmp_path: Path) -> None:
     workspace = new_workspace(tmp_path / "data")
     asset = workspace.add(silent_mp4(tmp_path / "gone.mp4"), "Gone.mp4")
-    path = workspace.storage.media_path(asset.id)
+    path = stored_path(workspace.storage, asset.id)
     assert path is not None
     path.unlink()
     with pytest.raises(TranscriptionError, match="missing") as caught:
@@ -252,7 +253,7 @@ def test_a_corrupt_file_is_a_clear_error(
         speech_mp4(media, faststart=True)
         damage = "truncate"
     asset = workspace.add(media, "Broken.mp4")
-    path = workspace.storage.media_path(asset.id)
+    path = stored_path(workspace.storage, asset.id)
     assert path is not None
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2] if damage == "truncate" else b"not a video at all" * 100)

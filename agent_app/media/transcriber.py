@@ -16,8 +16,9 @@ from agent_app.media.backends.base import BackendRequestError, BackendUnavailabl
 from agent_app.media.backends.config import create_backend, read_transcribe_settings
 from agent_app.media.media_errors import MediaError
 from agent_app.media.stoppable import run_stoppable
-from agent_app.media.transcript_cache import CacheKey, TranscriptCache
+from agent_app.media.transcript_cache import CacheKey
 from agent_app.media.transcript_types import Transcript, clamp_segments
+from agent_app.storage.base import StorageError
 from agent_app.types import MediaAsset, ToolEnvironment
 
 _log = logging.getLogger(__name__)
@@ -56,31 +57,42 @@ def transcribe_asset(
     backend: TranscriptionBackend | None = None,
 ) -> tuple[Transcript, bool]:
     """The transcript of ``asset`` (the whole of it unless ``request`` says otherwise) and whether it came
-    from the cache. Uses ``env``'s media library, data directory (the cache; none: no cache), settings (the
+    from the cache. Uses ``env``'s media library (its file, read from the store, and its transcript cache; no
+    data directory: no cache), settings (the
     backend, unless ``backend`` is given), progress sink and ``cancellation`` (answered with
     :class:`~agent_app.types.StopRequested` at once)."""
     request = request or TranscriptionRequest()
-    path = env.media.media_path(asset.id) if env.media is not None else None
-    if path is None or not path.is_file():
-        raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: its media file is missing from storage")
+    media = env.media
+    missing = TranscriptionError(f"Cannot transcribe {_describe(asset)}: its media file is missing from storage")
+    if media is None:
+        raise missing
     try:
         engine = backend if backend is not None else create_backend(read_transcribe_settings(env.settings))
     except BackendUnavailableError as exc:
         raise TranscriptionError(str(exc)) from exc
     report = env.report_progress
-    cache = TranscriptCache(env.data_dir) if env.data_dir is not None else None
-    key: CacheKey | None = None
-    if cache is not None:
-        report(0.0, "Checking for a saved transcript")
-        digest = cache.content_hash(path, _scaled(report, 0.0, _HASH_SHARE, "Checking for a saved transcript"))
-        key = CacheKey(digest, engine.name, engine.model, request.language, request.start_ms, request.end_ms)
-        cached = cache.get(key)
-        if cached is not None:
-            report(1.0, "Loaded the saved transcript")
-            return cached, True
-    transcript = _transcribe(env, asset, path, engine, request)
-    if cache is not None and key is not None:
-        cache.put(key, transcript, asset.id)
+    try:
+        cache = media.transcripts() if env.data_dir is not None else None
+        key: CacheKey | None = None
+        if cache is not None:
+            report(0.0, "Checking for a saved transcript")
+            digest = media.content_hash(asset.id, _scaled(report, 0.0, _HASH_SHARE, "Checking for a saved transcript"))
+            if digest is None:
+                raise missing
+            key = CacheKey(digest, engine.name, engine.model, request.language, request.start_ms, request.end_ms)
+            cached = cache.get(key)
+            if cached is not None:
+                report(1.0, "Loaded the saved transcript")
+                return cached, True
+        # An object store's file is downloaded whole to a temporary file first: decoders seek freely in it.
+        with media.media_file(asset.id) as path:
+            if path is None:
+                raise missing
+            transcript = _transcribe(env, asset, path, engine, request)
+        if cache is not None and key is not None:
+            cache.put(key, transcript, asset.id)
+    except StorageError as exc:
+        raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc
     report(1.0, "Transcript ready")
     return transcript, False
 

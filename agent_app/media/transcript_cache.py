@@ -16,10 +16,13 @@ from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from agent_app.file_hash import sha256_of
 from agent_app.media.transcript_types import Transcript
-from agent_app.types import MediaLibrary
+
+if TYPE_CHECKING:
+    from agent_app.types import MediaLibrary
 
 DB_FILENAME = "transcripts.sqlite3"
 
@@ -75,6 +78,17 @@ class CacheKey:
         return (self.content_hash, self.backend, self.model, (self.language or "").lower(), self.start_ms, end)
 
 
+class TranscriptStore(Protocol):
+    """Transcripts by :class:`CacheKey`: this SQLite cache on the local disk, or objects in the media's
+    bucket (:class:`~agent_app.storage.s3_transcripts.S3Transcripts`)."""
+
+    def get(self, key: CacheKey) -> Transcript | None: ...
+
+    def put(self, key: CacheKey, transcript: Transcript, asset_id: str | None = None) -> None: ...
+
+    def latest_full(self, content_hash: str) -> Transcript | None: ...
+
+
 class TranscriptCache:
     """The transcript store of one data directory."""
 
@@ -102,12 +116,19 @@ class TranscriptCache:
             return memo
         with path.open("rb") as handle:
             digest = sha256_of(handle, on_progress)
+        self._memoize(key, stat, digest)
+        return digest
+
+    def remember_hash(self, path: Path, digest: str) -> None:
+        """Record ``path``'s SHA-256, computed while it was written (an upload), so it is never read for it."""
+        self._memoize(str(path.resolve()), path.stat(), digest)
+
+    def _memoize(self, key: str, stat: os.stat_result, digest: str) -> None:
         with self._connect() as db:
             db.execute(
                 "INSERT OR REPLACE INTO file_hashes (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
                 (key, stat.st_size, stat.st_mtime_ns, digest),
             )
-        return digest
 
     def cached_hash(self, path: Path) -> str | None:
         """The memoized hash of ``path`` if still valid, without reading the file (for cheap page checks)."""
@@ -169,12 +190,8 @@ def slice_transcript(transcript: Transcript, start_ms: int, end_ms: int | None) 
     return transcript.model_copy(update={"segments": segments, "start_ms": start_ms, "end_ms": end_ms})
 
 
-def saved_transcript(media: MediaLibrary, data_dir: Path, asset_id: str) -> Transcript | None:
-    """The asset's cached whole-media transcript, or ``None``. Cheap (a stat and two indexed queries) and
-    never hashes a file: an asset whose file was never transcribed has no memoized hash, so no transcript."""
-    path = media.media_path(asset_id)
-    if path is None or not path.is_file():
-        return None
-    cache = TranscriptCache(data_dir)
-    digest = cache.cached_hash(path)
-    return cache.latest_full(digest) if digest is not None else None
+def saved_transcript(media: MediaLibrary, asset_id: str) -> Transcript | None:
+    """The asset's cached whole-media transcript, or ``None``. Cheap and never hashes a file: an asset whose
+    file was never hashed (never transcribed, uploaded before hashes were kept) has no known hash, so none."""
+    digest = media.known_hash(asset_id)
+    return media.transcripts().latest_full(digest) if digest is not None else None

@@ -7,7 +7,9 @@ streamed (Starlette's ``FileResponse`` answers ``Range`` requests, so seeking wo
 costs nothing. Without the route (AppTest, a bare ``streamlit run agent_app/ui/page_script.py``) the
 player falls back to ``st.video(path)``.
 
-Only an asset id reaches this endpoint; the path on disk comes from storage, never from the URL.
+Only an asset id reaches this endpoint; the path on disk comes from storage, never from the URL. Media in an
+object store (``AGENT_MEDIA_STORE``) is not streamed through this server: the player gets the store's
+presigned URL, and this route redirects there.
 The files are served to the clients the page serves (:func:`~agent_app.routes.access.page_refusal`:
 this machine only, unless ``AGENT_ALLOW_REMOTE_PAGE`` is on); others get a 403 saying why.
 """
@@ -18,12 +20,13 @@ import re
 from urllib.parse import urljoin
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from agent_app.routes.access import page_refusal
 from agent_app.settings import load_settings
-from agent_app.storage import open_storage
+from agent_app.storage import Storage, StorageError, open_storage
+from agent_app.types import MediaAsset
 
 MEDIA_PATH = "/api/media"
 _ASSET_ID = re.compile(r"[0-9a-f]{32}")
@@ -45,8 +48,22 @@ async def media_endpoint(request: Request) -> Response:
     except ValueError as exc:  # a mistyped setting: the message names it, never its value
         return JSONResponse({"error": str(exc)}, status_code=503)
     asset = storage.get_asset(asset_id)
-    path = storage.media_path(asset_id)
-    if asset is None or path is None:
+    if asset is None:
+        return JSONResponse({"error": "Not found"}, status_code=404)
+    try:
+        return _asset_response(storage, asset)
+    except StorageError as exc:
+        return JSONResponse({"error": f"Media unavailable: {exc}"}, status_code=503)
+
+
+def _asset_response(storage: Storage, asset: MediaAsset) -> Response:
+    """The local file streamed, or a redirect to the object store's presigned URL (it serves Range itself)."""
+    elsewhere = storage.playback_url(asset.id, asset.mime_type, None)
+    if elsewhere is not None:
+        return RedirectResponse(elsewhere, status_code=307, headers={"Cache-Control": "no-store"})
+    with storage.media_file(asset.id) as path:  # the local disk's own file: it outlives the block
+        pass
+    if path is None:
         return JSONResponse({"error": "Not found"}, status_code=404)
     return FileResponse(
         path,
@@ -62,8 +79,9 @@ def media_routes() -> list[Route]:
     return [Route(MEDIA_PATH + "/{asset_id}", media_endpoint, methods=["GET", "HEAD"])]
 
 
-def media_url(page_url: str | None, asset_id: str) -> str | None:
-    """The browser URL of the asset when the route is mounted and the page's URL is known."""
-    if not _mounted or not page_url:
-        return None
-    return urljoin(page_url, f"{MEDIA_PATH}/{asset_id}")
+def media_url(storage: Storage, page_url: str | None, asset: MediaAsset) -> str | None:
+    """The browser URL the player reads ``asset`` from, the store deciding: an object store's presigned URL, or
+    this route's address (when it is mounted and the page's URL is known) for media on the local disk.
+    Raises :class:`~agent_app.storage.StorageError` when the store cannot say."""
+    route_url = urljoin(page_url, f"{MEDIA_PATH}/{asset.id}") if _mounted and page_url else None
+    return storage.playback_url(asset.id, asset.mime_type, route_url)

@@ -1,19 +1,24 @@
 """The storage interface the page, the stores and the tools depend on: shared pydantic types in and out, no
-SQL or file path outside an implementation (but :meth:`Storage.media_path`), so the SQLite file
+SQL or file path outside an implementation (but :meth:`Storage.media_file`, for the ``with`` block), so the SQLite file
 (:class:`~agent_app.storage.sqlite.SqliteStorage`) and a shared PostgreSQL database
 (:class:`~agent_app.storage.postgres.PostgresStorage`) serve the UI alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import BinaryIO, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, BinaryIO, Protocol, runtime_checkable
 
 from agent_app.runs.run_store import RunStore
 from agent_app.session_stores import ChatPersistence
 from agent_app.storage.models import Conversation, Project, Scene
 from agent_app.types import ChatMessage, MediaAsset
+
+if TYPE_CHECKING:
+    from agent_app.media.transcript_cache import TranscriptStore
+    from agent_app.storage.media_store import MediaStore
 
 
 class StorageError(Exception):
@@ -32,7 +37,7 @@ class AssetRejectedError(StorageError):
 class Storage(Protocol):
     """Projects, scenes, media assets, conversations and messages.
 
-    It is also a :class:`~agent_app.types.MediaLibrary` (``get_asset``/``media_path``) across all
+    It is also a :class:`~agent_app.types.MediaLibrary` (``get_asset``/``media_file``/hashes/``transcripts``) across all
     projects; use :class:`~agent_app.storage.media_library.ProjectMediaLibrary` to hand a tool only
     the current project's media.
     """
@@ -62,7 +67,20 @@ class Storage(Protocol):
 
     def get_asset(self, asset_id: str) -> MediaAsset | None: ...
 
-    def media_path(self, asset_id: str) -> Path | None: ...
+    def media_file(self, asset_id: str) -> AbstractContextManager[Path | None]: ...
+
+    def has_media_file(self, asset_id: str) -> bool: ...
+
+    def known_hash(self, asset_id: str) -> str | None: ...
+
+    def content_hash(self, asset_id: str, on_progress: Callable[[float], None] | None = None) -> str | None: ...
+
+    def playback_url(self, asset_id: str, mime_type: str | None, route_url: str | None) -> str | None: ...
+
+    def transcripts(self) -> TranscriptStore: ...
+
+    @property
+    def media_store(self) -> MediaStore: ...
 
     def list_assets(self, project_id: str) -> list[MediaAsset]: ...
 

@@ -1,8 +1,8 @@
 """Recognising an upload the project already has (the same bytes), so it is not stored twice.
 
 Dropping the same clip twice would otherwise list two identical entries that the assistant and
-the user must tell apart by id. Only assets of exactly the upload's size are hashed, so an upload
-of a new file costs no reading of the library.
+the user must tell apart by id. Only assets of exactly the upload's size are compared, by the hash kept
+since their upload, so an upload of a new file costs no reading of the library.
 """
 
 from __future__ import annotations
@@ -21,10 +21,6 @@ def find_same_file(storage: Storage, project_id: str, data: BinaryIO, size_bytes
         return None
     wanted = sha256_of(data)
     for asset in candidates:
-        path = storage.media_path(asset.id)
-        if path is None:
-            continue
-        with path.open("rb") as stored:
-            if sha256_of(stored) == wanted:
-                return asset
+        if storage.content_hash(asset.id) == wanted:  # known since upload, or read once and remembered
+            return asset
     return None

@@ -1,4 +1,5 @@
-"""Accepting an upload as a media asset: copy it to disk in bounded chunks, then prove it is media.
+"""Accepting an upload as a media asset: copy it to disk in bounded chunks, prove it is media, then keep it in
+the media store (the local folder, or an object store).
 
 The user's file name only contributes a lower-cased extension from a fixed allow-list; the file on
 disk gets a generated name, so no upload can choose where it is written. The size limit is checked
@@ -9,17 +10,21 @@ bytes really are audio or video — an extension proves nothing.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import av
 
 from agent_app.storage.base import AssetRejectedError, StorageError
 from agent_app.storage.names import display_file_name
 from agent_app.types import MediaAsset, MediaKind, new_id
+
+if TYPE_CHECKING:
+    from agent_app.storage.media_store import MediaStore
 
 CHUNK_BYTES = 1024 * 1024
 PART_SUFFIX = ".part"
@@ -118,12 +123,14 @@ def _is_running(pid: int) -> bool:
     return True
 
 
-def copy_limited(data: BinaryIO, target: Path, limit_bytes: int, display_name: str) -> int:
+def copy_limited(data: BinaryIO, target: Path, limit_bytes: int, display_name: str) -> tuple[int, str]:
     """Copy ``data`` into the new file ``target`` in chunks; stop and delete it past ``limit_bytes``.
 
-    Returns the number of bytes written. An empty upload is refused too: it cannot be media.
+    Returns the number of bytes written and their SHA-256 (hashed on the way: the transcript cache's key, so
+    the file is never read again for it). An empty upload is refused too: it cannot be media.
     """
     written = 0
+    digest = hashlib.sha256()
     try:
         with target.open("xb") as out:
             while chunk := data.read(CHUNK_BYTES):
@@ -133,6 +140,7 @@ def copy_limited(data: BinaryIO, target: Path, limit_bytes: int, display_name: s
                         f"“{display_name}” is too large: the limit is {_format_megabytes(limit_bytes)} "
                         "(setting AGENT_MAX_UPLOAD_MB)"
                     )
+                digest.update(chunk)
                 out.write(chunk)
     except BaseException:
         target.unlink(missing_ok=True)
@@ -140,7 +148,7 @@ def copy_limited(data: BinaryIO, target: Path, limit_bytes: int, display_name: s
     if written == 0:
         target.unlink(missing_ok=True)
         raise AssetRejectedError(f"“{display_name}” is empty")
-    return written
+    return written, digest.hexdigest()
 
 
 def _is_cover_art(stream: av.stream.Stream) -> bool:
@@ -194,13 +202,15 @@ def _duration_ms(container: av.container.InputContainer) -> int | None:
 
 
 def import_media_file(
-    media_dir: Path, file_name: str, data: BinaryIO, max_bytes: int, record: Callable[[MediaAsset, str], None]
+    store: MediaStore, file_name: str, data: BinaryIO, max_bytes: int, record: Callable[[MediaAsset, str], None]
 ) -> MediaAsset:
-    """Copy an upload of at most ``max_bytes`` into ``media_dir`` under a generated name, probe it, and
-    ``record(asset, stored_name)`` its row (each backend its own SQL); all or nothing.
+    """Copy an upload of at most ``max_bytes`` into the store's local staging folder under a generated name,
+    probe it, keep it in ``store`` and ``record(asset, stored_name)`` its row (each backend its own SQL); all or
+    nothing.
 
     Raises :class:`AssetRejectedError` (with a message for the user) for a file of the wrong type, too large,
-    empty or unreadable as media, :class:`StorageError` when the disk refuses it; nothing is left behind.
+    empty or unreadable as media, :class:`StorageError` when the disk or the store refuses it; nothing is left
+    behind.
     """
     display_name = display_file_name(file_name)
     if "\x00" in file_name:  # a crafted name (C would read it as ending at the NUL): no name of a file
@@ -208,13 +218,11 @@ def import_media_file(
     extension = extension_of(display_name)
     asset_id = new_id()
     stored_name = f"{asset_id}.{extension}"
-    partial = partial_path(media_dir, stored_name)
-    final = media_dir / stored_name
+    partial = partial_path(store.staging_dir, stored_name)
     try:
-        size = copy_limited(data, partial, max_bytes, display_name)
+        size, sha256 = copy_limited(data, partial, max_bytes, display_name)
         try:
             probed = probe_media(partial, display_name)
-            partial.replace(final)
             asset = MediaAsset(
                 id=asset_id,
                 name=display_name,
@@ -223,11 +231,15 @@ def import_media_file(
                 size_bytes=size,
                 mime_type=mime_type_for(extension, probed.kind),
             )
-            record(asset, stored_name)
-        except BaseException:
+            store.save(stored_name, partial, sha256)
+            try:
+                record(asset, stored_name)
+            except BaseException:
+                with contextlib.suppress(StorageError):  # the store out of reach now: the object is an orphan
+                    store.delete(stored_name)
+                raise
+        finally:
             partial.unlink(missing_ok=True)
-            final.unlink(missing_ok=True)
-            raise
     except OSError as exc:  # disk full, read-only, I/O error: said without the server's paths
         raise StorageError(f"writing it failed: {exc.strerror or type(exc).__name__}") from exc
     return asset

@@ -6,9 +6,13 @@ another project resolves to nothing instead of to someone else's file.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_app.media.transcript_cache import TranscriptStore
 from agent_app.storage.base import Storage
 from agent_app.types import MediaAsset
 
@@ -20,12 +24,20 @@ class ProjectMediaLibrary:
     storage: Storage
     project_id: str
 
-    def get_asset(self, asset_id: str) -> MediaAsset | None:
-        if self.storage.asset_project_id(asset_id) != self.project_id:
-            return None
-        return self.storage.get_asset(asset_id)
+    def _mine(self, asset_id: str) -> bool:
+        return self.storage.asset_project_id(asset_id) == self.project_id
 
-    def media_path(self, asset_id: str) -> Path | None:
-        if self.storage.asset_project_id(asset_id) != self.project_id:
-            return None
-        return self.storage.media_path(asset_id)
+    def get_asset(self, asset_id: str) -> MediaAsset | None:
+        return self.storage.get_asset(asset_id) if self._mine(asset_id) else None
+
+    def media_file(self, asset_id: str) -> AbstractContextManager[Path | None]:
+        return self.storage.media_file(asset_id) if self._mine(asset_id) else contextlib.nullcontext(None)
+
+    def known_hash(self, asset_id: str) -> str | None:
+        return self.storage.known_hash(asset_id) if self._mine(asset_id) else None
+
+    def content_hash(self, asset_id: str, on_progress: Callable[[float], None] | None = None) -> str | None:
+        return self.storage.content_hash(asset_id, on_progress) if self._mine(asset_id) else None
+
+    def transcripts(self) -> TranscriptStore:
+        return self.storage.transcripts()

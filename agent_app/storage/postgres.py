@@ -1,6 +1,6 @@
 """The shared-database :class:`~agent_app.storage.base.Storage`: rows in PostgreSQL (``AGENT_DATABASE_URL``),
-media files on the local disk under ``data_dir/media`` as with SQLite, put together from the modules that
-hold each kind of row.
+media files in a media store (the local disk under ``data_dir/media`` as with SQLite, or a bucket), put
+together from the modules that hold each kind of row.
 """
 
 from __future__ import annotations
@@ -9,18 +9,18 @@ from pathlib import Path
 
 from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
+from agent_app.storage.media_store import LocalMediaStore, MediaStore
 from agent_app.storage.persistence import ConversationPersistence
 from agent_app.storage.postgres_assets import PostgresAssetRows
 from agent_app.storage.postgres_conversations import PostgresConversationRows
 from agent_app.storage.postgres_database import DEFAULT_MAX_CONNECTIONS, PostgresDatabase
 from agent_app.storage.postgres_projects import PostgresProjectRows
 from agent_app.storage.postgres_runs import PostgresRunStore
-from agent_app.storage.sqlite import MEDIA_DIR_NAME
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS
 
 
 class PostgresStorage(PostgresProjectRows, PostgresAssetRows, PostgresConversationRows):
-    """Projects, scenes, assets, conversations, messages and runs in PostgreSQL; media files on disk.
+    """Projects, scenes, assets, conversations, messages and runs in PostgreSQL; media files in ``media_store``.
 
     ``database_url`` holds a password: it is never logged or put in an error. ``busy_timeout_ms`` is how
     long a write waits for another writer's lock (or for a free pooled connection) before it fails with a
@@ -34,11 +34,11 @@ class PostgresStorage(PostgresProjectRows, PostgresAssetRows, PostgresConversati
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        media_store: MediaStore | None = None,
     ) -> None:
         self._data_dir = Path(data_dir)
-        self._media_dir = self._data_dir / MEDIA_DIR_NAME
-        self._media_dir.mkdir(parents=True, exist_ok=True)
-        remove_stale_parts(self._media_dir)
+        self._media_store = media_store or LocalMediaStore(self._data_dir)
+        remove_stale_parts(self._media_store.staging_dir)
         self._db = PostgresDatabase(database_url, busy_timeout_ms, max_connections=max_connections)
 
     @property

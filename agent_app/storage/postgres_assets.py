@@ -3,9 +3,9 @@ then its row recorded in the shared database."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import BinaryIO
 
+from agent_app.storage.asset_media import AssetMedia
 from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import import_media_file
 from agent_app.storage.names import like_escape
@@ -21,11 +21,10 @@ def _contains(text: str) -> str:
     return f"%{like_escape(text.replace(chr(0), ''))}%"  # PostgreSQL text holds no NUL; no name has one
 
 
-class PostgresAssetRows:
-    """The media part of :class:`~agent_app.storage.postgres.PostgresStorage`: rows plus files under ``media/``."""
+class PostgresAssetRows(AssetMedia):
+    """The media part of :class:`~agent_app.storage.postgres.PostgresStorage`: rows here, files in the media store."""
 
     _db: PostgresDatabase
-    _media_dir: Path
 
     def import_asset(
         self, project_id: str, file_name: str, data: BinaryIO, *, max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
@@ -42,7 +41,7 @@ class PostgresAssetRows:
                     (*asset_columns(asset, project_id, stored_name), now_ms()),
                 )
 
-        return import_media_file(self._media_dir, file_name, data, max_bytes, record)
+        return import_media_file(self._media_store, file_name, data, max_bytes, record)
 
     def get_asset(self, asset_id: str) -> MediaAsset | None:
         row = self._db.one("SELECT * FROM assets WHERE id = %s", (asset_id,))
@@ -52,12 +51,9 @@ class PostgresAssetRows:
         row = self._db.one("SELECT project_id FROM assets WHERE id = %s", (asset_id,))
         return str(row["project_id"]) if row else None
 
-    def media_path(self, asset_id: str) -> Path | None:
+    def _stored_name(self, asset_id: str) -> str | None:
         row = self._db.one("SELECT file_name FROM assets WHERE id = %s", (asset_id,))
-        if row is None:
-            return None
-        path = self._media_dir / str(row["file_name"])
-        return path if path.is_file() else None
+        return str(row["file_name"]) if row else None
 
     def list_assets(self, project_id: str) -> list[MediaAsset]:
         rows = self._db.all("SELECT * FROM assets WHERE project_id = %s ORDER BY created_at, id", (project_id,))
@@ -79,9 +75,12 @@ class PostgresAssetRows:
         return int(row["n"]) if row else 0
 
     def remove_asset(self, asset_id: str) -> None:
-        """Forget the asset and delete its file (the row first: a leftover file is harmless)."""
-        with self._db.write() as db:
-            row = db.execute("DELETE FROM assets WHERE id = %s RETURNING file_name", (asset_id,)).fetchone()
-        if row is None:
+        """Delete the asset's file, then forget the asset: a media store out of reach refuses the removal with
+        nothing lost, and a row left without its file (the database failing in between) shows as missing and can
+        be removed again."""
+        stored_name = self._stored_name(asset_id)
+        if stored_name is None:
             raise NotFoundError(f"No asset {asset_id}")
-        (self._media_dir / str(row["file_name"])).unlink(missing_ok=True)
+        self._media_store.delete(stored_name)
+        with self._db.write() as db:
+            db.execute("DELETE FROM assets WHERE id = %s", (asset_id,))

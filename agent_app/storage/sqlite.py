@@ -1,5 +1,6 @@
-"""The default :class:`~agent_app.storage.base.Storage`: ``agent.sqlite3`` plus ``media/<generated id>.<ext>``
-under ``data_dir``, put together from the modules that hold each kind of row.
+"""The default :class:`~agent_app.storage.base.Storage`: ``agent.sqlite3`` under ``data_dir``, media files in a
+media store (``data_dir/media/<generated id>.<ext>`` unless given another), put together from the modules that
+hold each kind of row.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
+from agent_app.storage.media_store import LocalMediaStore, MediaStore
 from agent_app.storage.persistence import ConversationPersistence
 from agent_app.storage.sqlite_assets import AssetRows
 from agent_app.storage.sqlite_conversations import ConversationRows
@@ -16,11 +18,11 @@ from agent_app.storage.sqlite_projects import ProjectRows
 from agent_app.storage.sqlite_runs import SqliteRunStore
 
 DB_FILE_NAME = "agent.sqlite3"
-MEDIA_DIR_NAME = "media"
 
 
 class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
-    """Projects, scenes, assets, conversations and messages in SQLite; media files on disk.
+    """Projects, scenes, assets, conversations and messages in SQLite; media files in ``media_store`` (default:
+    ``data_dir/media``).
 
     ``busy_timeout_ms`` is how long a write waits for another writer before failing with a
     :class:`StorageError`.
@@ -31,11 +33,11 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
         data_dir: Path,
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        media_store: MediaStore | None = None,
     ) -> None:
         self._data_dir = Path(data_dir)
-        self._media_dir = self._data_dir / MEDIA_DIR_NAME
-        self._media_dir.mkdir(parents=True, exist_ok=True)
-        remove_stale_parts(self._media_dir)  # a server killed mid-upload leaves its partial copy behind
+        self._media_store = media_store or LocalMediaStore(self._data_dir)
+        remove_stale_parts(self._media_store.staging_dir)  # a server killed mid-upload leaves its partial copy
         self._db = SqliteDatabase(self._data_dir / DB_FILE_NAME, busy_timeout_ms)
 
     @property

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import BinaryIO
 
 from agent_app.settings import Settings
+from agent_app.storage.asset_media import AssetMedia
 from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import import_media_file
 from agent_app.storage.names import like_escape
@@ -31,11 +31,10 @@ def asset_columns(asset: MediaAsset, project_id: str, stored_name: str) -> tuple
     )
 
 
-class AssetRows:
-    """The media part of :class:`~agent_app.storage.sqlite.SqliteStorage`: rows plus files under ``media/``."""
+class AssetRows(AssetMedia):
+    """The media part of :class:`~agent_app.storage.sqlite.SqliteStorage`: rows here, files in the media store."""
 
     _db: SqliteDatabase
-    _media_dir: Path
 
     def import_asset(
         self, project_id: str, file_name: str, data: BinaryIO, *, max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
@@ -56,7 +55,7 @@ class AssetRows:
                     (*asset_columns(asset, project_id, stored_name), now_ms()),
                 )
 
-        return import_media_file(self._media_dir, file_name, data, max_bytes, record)
+        return import_media_file(self._media_store, file_name, data, max_bytes, record)
 
     def get_asset(self, asset_id: str) -> MediaAsset | None:
         row = self._db.connection().execute("SELECT * FROM assets WHERE id = ?", (asset_id,)).fetchone()
@@ -66,12 +65,9 @@ class AssetRows:
         row = self._db.connection().execute("SELECT project_id FROM assets WHERE id = ?", (asset_id,)).fetchone()
         return str(row["project_id"]) if row else None
 
-    def media_path(self, asset_id: str) -> Path | None:
+    def _stored_name(self, asset_id: str) -> str | None:
         row = self._db.connection().execute("SELECT file_name FROM assets WHERE id = ?", (asset_id,)).fetchone()
-        if row is None:
-            return None
-        path = self._media_dir / str(row["file_name"])
-        return path if path.is_file() else None
+        return str(row["file_name"]) if row else None
 
     def list_assets(self, project_id: str) -> list[MediaAsset]:
         rows = (
@@ -107,10 +103,12 @@ class AssetRows:
         return int(row[0])
 
     def remove_asset(self, asset_id: str) -> None:
-        """Forget the asset and delete its file (the row first: a leftover file is harmless)."""
+        """Delete the asset's file, then forget the asset: a media store out of reach refuses the removal with
+        nothing lost, and a row left without its file (the database failing in between) shows as missing and can
+        be removed again."""
+        stored_name = self._stored_name(asset_id)
+        if stored_name is None:
+            raise NotFoundError(f"No asset {asset_id}")
+        self._media_store.delete(stored_name)
         with self._db.write() as db:
-            row = db.execute("SELECT file_name FROM assets WHERE id = ?", (asset_id,)).fetchone()
-            if row is None:
-                raise NotFoundError(f"No asset {asset_id}")
             db.execute("DELETE FROM assets WHERE id = ?", (asset_id,))
-        (self._media_dir / str(row["file_name"])).unlink(missing_ok=True)

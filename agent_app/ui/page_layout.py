@@ -132,7 +132,11 @@ def render_page() -> None:
         st.header(escape_markdown(project.name), anchor=False)
         media = ProjectMediaLibrary(workspace.storage, project.id)
         shown = workspace.active_asset()
-        transcript = saved_transcript(media, workspace.storage.data_dir, shown.id) if shown is not None else None
+        try:
+            transcript = saved_transcript(media, shown.id) if shown is not None else None
+        except StorageError as exc:  # the media store out of reach: the page goes on without it
+            transcript = None
+            st.warning(f"The saved transcript cannot be read now: {exc}.", icon=":material/cloud_off:")
         marks = [segment.start_ms for segment in transcript.segments] if transcript is not None else []
         active = player.render_player(workspace, shown, listed, marks)
         if active is not None:

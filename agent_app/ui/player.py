@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from agent_app.routes.media import media_url
+from agent_app.storage import StorageError
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
 from agent_app.ui.pickers import Choices, pick_by_id
@@ -67,11 +68,13 @@ def render_player(
         key="player_asset",
         on_pick=lambda i: _on_asset_picked(workspace, i),
     )
-    path = workspace.storage.media_path(active.id)
-    if path is None:
-        st.error(f"The file of “{active.name}” is missing from the data directory.", icon=":material/error:")
-    else:
-        _render_media(workspace, active, str(path), marks_ms)
+    try:
+        if workspace.storage.has_media_file(active.id):
+            _render_media(workspace, active, marks_ms)
+        else:
+            st.error(f"The file of “{active.name}” is missing from the media store.", icon=":material/error:")
+    except StorageError as exc:
+        st.error(f"The file of “{active.name}” cannot be read now: {exc}.", icon=":material/error:")
     duration_s = (active.duration_ms or 0) / 1000
     st.session_state[_PLAYHEAD_WIDGET] = (
         min(workspace.playhead_ms / 1000, duration_s) if duration_s else (workspace.playhead_ms / 1000)
@@ -94,16 +97,19 @@ def render_player(
     return active
 
 
-def _render_media(workspace: Workspace, active: MediaAsset, path: str, marks_ms: Sequence[int]) -> None:
-    """The player itself: streamed by the media route when app.py mounts it (exact seeks, position
-    reported back), else read by Streamlit from disk (see agent_app.routes.media)."""
-    url = media_url(st.context.url, active.id)
+def _render_media(workspace: Workspace, active: MediaAsset, marks_ms: Sequence[int]) -> None:
+    """The player itself: from the store's presigned URL or the media route (exact seeks, position reported
+    back), else read by Streamlit from disk (see agent_app.routes.media)."""
+    url = media_url(workspace.storage, st.context.url, active)
     if url is None:
         start_seconds = workspace.playhead_ms // 1000
-        if active.kind == "video":
-            st.video(path, start_time=start_seconds, format=active.mime_type or "video/mp4")
-        else:
-            st.audio(path, start_time=start_seconds, format=active.mime_type or "audio/wav")
+        with workspace.storage.media_file(active.id) as path:
+            if path is None:
+                return
+            if active.kind == "video":
+                st.video(str(path), start_time=start_seconds, format=active.mime_type or "video/mp4")
+            else:
+                st.audio(str(path), start_time=start_seconds, format=active.mime_type or "audio/wav")
         return
     position = media_player(
         url,

@@ -3,8 +3,9 @@ cannot do: start at an exact millisecond (``st.video`` keeps whole seconds) and 
 
 It reports its position when it crosses into another transcript segment (``marks_ms``) or is paused or
 sought: one rerun per segment, not per frame. A seek applies only when ``seek_id`` changes, so the reruns its
-own reports cause never pull the video back. The only data in the fixed script are an address on this
-server, numbers and the asset's name as an attribute (never HTML).
+own reports cause never pull the video back. A new address for the same asset (a renewed presigned URL) keeps
+the place and the playing; a read refused (an expired URL) asks the page for a new address. The only data in
+the fixed script are an address, numbers and the asset's name as an attribute (never HTML).
 """
 
 from __future__ import annotations
@@ -21,17 +22,31 @@ export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   const tag = data.kind === "video" ? "video" : "audio";
   let media = parentElement.querySelector("video, audio");
+  if (media && media.tagName.toLowerCase() === tag && media.dataset.asset === data.assetId
+      && media.dataset.src !== data.src) {
+    // The same asset at a renewed address (a presigned URL's lifetime): carry on where it was.
+    const at = media.currentTime, playing = !media.paused;
+    media.dataset.src = data.src;
+    media.src = data.src;
+    media.addEventListener("loadedmetadata", () => {
+      media.currentTime = at;
+      if (playing) { media.play().catch(() => {}); }
+    }, { once: true });
+  }
   if (!media || media.tagName.toLowerCase() !== tag || media.dataset.src !== data.src) {
     if (media) { media.remove(); }
     media = document.createElement(tag);
     media.controls = true;
     media.preload = "metadata";
     media.dataset.src = data.src;
+    media.dataset.asset = data.assetId;
     media.dataset.seek = "";
     media.src = data.src;
     media.addEventListener("timeupdate", () => media.follow(false));
     media.addEventListener("pause", () => media.follow(true));
     media.addEventListener("seeked", () => media.follow(true));
+    // A read refused (an expired address, say): the page is asked for a fresh one.
+    media.addEventListener("error", () => setTriggerValue("failed", media.dataset.src));
     parentElement.appendChild(media);
   }
   media.setAttribute("aria-label", data.label);
@@ -72,12 +87,13 @@ def media_player(source: str, asset: MediaAsset, *, start_ms: int, seek_id: int,
     if it did."""
     data: dict[str, Any] = {
         "src": source,
+        "assetId": asset.id,
         "kind": asset.kind,
         "label": asset.name,
         "startMs": max(0, int(start_ms)),
         "seekId": seek_id,
         "marks": list(marks_ms),
     }
-    result = _ELEMENT(key="player_media", data=data, on_position_change=lambda: None)
+    result = _ELEMENT(key="player_media", data=data, on_position_change=lambda: None, on_failed_change=lambda: None)
     position = getattr(result, "position", None)
     return int(position) if isinstance(position, int | float) and position >= 0 else None

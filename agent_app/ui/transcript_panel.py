@@ -27,6 +27,7 @@ from agent_app.media import (
     to_vtt_words,
     transcribe_asset,
 )
+from agent_app.storage import StorageError
 from agent_app.types import MediaAsset, ToolEnvironment
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration
 from agent_app.ui.pickers import unique_labels
@@ -209,7 +210,10 @@ def _render_segments(transcript: Transcript, env: ToolEnvironment, key: str, on_
 def _saved(asset: MediaAsset, env: ToolEnvironment) -> Transcript | None:
     if env.media is None or env.data_dir is None:
         return None
-    return saved_transcript(env.media, env.data_dir, asset.id)
+    try:
+        return saved_transcript(env.media, asset.id)
+    except StorageError:  # the media store out of reach: the page above says so
+        return None
 
 
 def render_transcript_panel(
