@@ -25,6 +25,7 @@ from tests.storage_backends import (
     postgres_for_tests,
 )
 from tests.transcribe_support import SETTINGS as TRANSCRIBE_SETTINGS
+from testsupport.seaweedfs_server import SeaweedServer, running_seaweedfs
 
 LLM_SETTINGS = (
     "LLM_PROVIDER",
@@ -57,6 +58,14 @@ def _close_run_managers() -> Iterator[None]:
 def postgres_server() -> Iterator[PostgresForTests]:
     """One PostgreSQL server for the whole session, started on first use; fails (never skips) without it."""
     yield from postgres_for_tests()
+
+
+@pytest.fixture(scope="session")
+def seaweedfs() -> Iterator[SeaweedServer]:
+    """One S3-compatible server (SeaweedFS ``weed mini``) for the session, started on first use; each test
+    takes a bucket of its own (``seaweedfs.create_bucket()``)."""
+    with running_seaweedfs() as server:
+        yield server
 
 
 @pytest.fixture

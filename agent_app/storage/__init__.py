@@ -23,7 +23,7 @@ from agent_app.storage.media_library import ProjectMediaLibrary
 from agent_app.storage.media_store import LocalMediaStore, MediaStore
 from agent_app.storage.models import Conversation, Project, Scene
 from agent_app.storage.postgres import PostgresStorage
-from agent_app.storage.s3_media_store import S3MediaStore, parse_store_url
+from agent_app.storage.s3_media_store import S3Location, S3MediaStore, parse_store_url
 from agent_app.storage.sqlite import SqliteStorage
 
 _StorageKey = tuple[Path, int, str | None, str | None, str | None, int]
@@ -38,10 +38,8 @@ def open_media_store(settings: Settings, data_dir: Path) -> MediaStore:
     """The media store the settings name: the bucket of ``AGENT_MEDIA_STORE`` (at ``AGENT_S3_ENDPOINT_URL``
     when set), else the local disk under ``data_dir``."""
     if settings.media_store:
-        bucket, prefix = parse_store_url(settings.media_store)
         return S3MediaStore(
-            bucket,
-            prefix,
+            parse_store_url(settings.media_store),
             data_dir / STAGING_DIR_NAME,
             endpoint_url=settings.s3_endpoint_url,
             url_seconds=settings.media_url_seconds,
@@ -107,6 +105,7 @@ __all__ = [
     "PostgresStorage",
     "Project",
     "ProjectMediaLibrary",
+    "S3Location",
     "S3MediaStore",
     "Scene",
     "SqliteStorage",

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,31 +42,47 @@ PART_BYTES = 8 * 1024 * 1024
 """The multipart upload's part size: what boto3 holds in memory per part in flight."""
 STALE_UPLOAD_AGE = timedelta(days=1)
 """A multipart upload begun this long ago belongs to a process that died (no upload takes a day)."""
-_TRANSFER = TransferConfig(multipart_threshold=PART_BYTES, multipart_chunksize=PART_BYTES, max_concurrency=4)
 _HASH_KEY = "sha256"
 
 
-def parse_store_url(url: str) -> tuple[str, str]:
-    """``s3://bucket/some/prefix`` as ``(bucket, "some/prefix")`` (the prefix without slashes at its ends)."""
+@dataclass(frozen=True)
+class S3Location:
+    """A bucket and the key prefix under which the app keeps its objects ("" for the bucket's root)."""
+
+    bucket: str
+    prefix: str = ""
+
+
+def parse_store_url(url: str) -> S3Location:
+    """``s3://bucket/some/prefix`` as its bucket and ``"some/prefix"`` (no slashes at the prefix's ends)."""
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
-    return bucket, prefix.strip("/")
+    return S3Location(bucket, prefix.strip("/"))
 
 
 class S3MediaStore:
-    """The files under ``prefix/media/`` and the transcripts under ``prefix/transcripts/`` of ``bucket``.
+    """The files under ``prefix/media/`` and the transcripts under ``prefix/transcripts/`` of the bucket.
 
     Credentials and region come from boto3's standard chain (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
     ``AWS_DEFAULT_REGION``, a role); ``endpoint_url`` names a store that is not AWS. Presigned player URLs
-    last ``url_seconds``."""
+    last ``url_seconds``; uploads larger than ``part_bytes`` go in parts of that size (S3's least is 5 MiB)."""
 
     def __init__(
-        self, bucket: str, prefix: str, staging_dir: Path, *, endpoint_url: str | None, url_seconds: int
+        self,
+        location: S3Location,
+        staging_dir: Path,
+        *,
+        endpoint_url: str | None,
+        url_seconds: int,
+        part_bytes: int = PART_BYTES,
     ) -> None:
-        self._bucket, self._prefix = bucket, prefix.strip("/")
+        self._bucket, self._prefix = location.bucket, location.prefix.strip("/")
         self._endpoint = endpoint_url or "AWS S3"
         self._staging_dir = Path(staging_dir)
         self._staging_dir.mkdir(parents=True, exist_ok=True)
         self._url_seconds = url_seconds
+        self._transfer = TransferConfig(
+            multipart_threshold=part_bytes, multipart_chunksize=part_bytes, max_concurrency=4
+        )
         config = Config(
             connect_timeout=5,
             read_timeout=60,
@@ -78,7 +95,7 @@ class S3MediaStore:
         self._hashes: dict[str, str] = {}
         self._urls: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
-        self._transcripts = S3Transcripts(self._client, bucket, self._key("transcripts"), self._endpoint)
+        self._transcripts = S3Transcripts(self._client, self._bucket, self._key("transcripts"), self._endpoint)
         self.abort_stale_uploads(STALE_UPLOAD_AGE)
 
     def _key(self, *parts: str) -> str:
@@ -98,7 +115,7 @@ class S3MediaStore:
                 self._bucket,
                 self._media_key(stored_name),
                 ExtraArgs={"Metadata": {_HASH_KEY: sha256}},
-                Config=_TRANSFER,
+                Config=self._transfer,
             )
         except STORE_ERRORS as exc:
             raise store_error(exc, self._endpoint) from exc
