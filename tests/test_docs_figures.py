@@ -20,7 +20,7 @@ from agent_app.routes.chat import RETRY_AFTER_SECONDS
 from agent_app.runs.events import SSE_NAMES
 from agent_app.runs.manager import HEARTBEAT_SECONDS, LEASE_MS
 from agent_app.settings import SETTING_NAMES, Settings
-from agent_app.storage import ALLOWED_EXTENSIONS
+from agent_app.storage import ALLOWED_EXTENSIONS, media_import, s3_media_store
 from agent_app.types import ContextReport
 from agent_app.ui import chat_history, chat_panel, conversation_list, library_panel, transcript_view
 
@@ -29,6 +29,9 @@ README = "README.md"
 ARCHITECTURE = "docs/architecture.md"
 MEDIA = "docs/media.md"
 CONTEXT = "docs/context-window.md"
+DEPLOY = "docs/deploy.md"
+MIB = 1024 * 1024
+_URL_BOUNDS = {type(bound).__name__: bound for bound in Settings.model_fields["media_url_seconds"].metadata}
 _SETTING = re.compile(r"\b(?:LLM|AGENT|TRANSCRIBE|GOOGLE_GEMINI)_[A-Z_]+\b")
 
 
@@ -42,6 +45,14 @@ def _number(found: str) -> float:
 
 
 FIGURES: list[tuple[str, str, float]] = [
+    # Media in object storage
+    (README, r"presigned URL valid `AGENT_MEDIA_URL_SECONDS` \(default (\d+)\)", Settings().media_url_seconds),
+    (DEPLOY, r"valid, (\d+) to \d+ seconds \(default \d+\)", _URL_BOUNDS["Ge"].ge),
+    (DEPLOY, r"valid, \d+ to (\d+) seconds \(default \d+\)", _URL_BOUNDS["Le"].le),
+    (DEPLOY, r"valid, \d+ to \d+ seconds \(default (\d+)\)", Settings().media_url_seconds),
+    (DEPLOY, r"copied to the local disk in (\d+) MiB chunks", media_import.CHUNK_BYTES / MIB),
+    (DEPLOY, r"a multipart upload of (\d+) MiB parts", s3_media_store.PART_BYTES / MIB),
+    (DEPLOY, r"lifecycle rule `AbortIncompleteMultipartUpload` after (\d+) day", s3_media_store.STALE_UPLOAD_AGE.days),
     # The page
     (README, r"listed newest first with its duration and size, (\d+) at a time", library_panel.PAGE_SIZE),
     (README, r"Long transcripts show (\d+) segments at a time", transcript_view.SEGMENTS_PER_PAGE),
