@@ -32,7 +32,7 @@ CONTEXT = "docs/context-window.md"
 DEPLOY = "docs/deploy.md"
 MIB = 1024 * 1024
 _URL_BOUNDS = {type(bound).__name__: bound for bound in Settings.model_fields["media_url_seconds"].metadata}
-_SETTING = re.compile(r"\b(?:LLM|AGENT|TRANSCRIBE|GOOGLE_GEMINI)_[A-Z_]+\b")
+_SETTING = re.compile(r"\b(?:LLM|AGENT|TRANSCRIBE|GOOGLE_GEMINI)_[A-Z0-9_]+\b")
 
 
 def _text(name: str) -> str:

@@ -14,6 +14,9 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+import tracemalloc
+import wave
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -75,6 +78,36 @@ def test_an_upload_goes_up_in_parts_and_reads_back(
     assert not downloaded.exists()  # a temporary download, removed after the block
 
 
+def _silent_wav(path: Path, megabytes: int) -> Path:
+    """A valid WAV of ``megabytes`` of silence, written a megabyte at a time."""
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16_000)
+        for _ in range(megabytes):
+            out.writeframes(bytes(1024 * 1024))
+    return path
+
+
+def test_a_large_upload_never_sits_whole_in_memory(
+    storage: SqliteStorage, seaweedfs: SeaweedServer, bucket: str, tmp_path: Path
+) -> None:
+    """64 MB through the import: the copy, the probe and the multipart upload hold a few parts at most."""
+    source = _silent_wav(tmp_path / "long.wav", 64)
+    project = storage.create_project("p")
+    tracemalloc.start()
+    try:
+        with source.open("rb") as handle:
+            asset = storage.import_asset(project.id, "long.wav", handle)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert asset.size_bytes == source.stat().st_size
+    assert seaweedfs.object_keys(bucket) == [f"{PREFIX}/media/{asset.id}.wav"]
+    print(f"64 MB import: peak traced memory {peak / 1e6:.1f} MB")
+    assert peak < source.stat().st_size / 2, f"the import held {peak / 1e6:.0f} MB at once"
+
+
 def test_the_player_reads_a_presigned_url_with_ranges(
     storage: SqliteStorage, seaweedfs: SeaweedServer, tmp_path: Path
 ) -> None:
@@ -90,6 +123,30 @@ def test_the_player_reads_a_presigned_url_with_ranges(
     assert httpx.get(url.replace("X-Amz-Signature=", "X-Amz-Signature=0")).status_code == 403
     assert httpx.get(url.replace("X-Amz-Expires=120", "X-Amz-Expires=99999")).status_code == 403
     assert httpx.get(url.split("?")[0]).status_code == 403  # nothing is served unsigned
+
+
+def test_a_presigned_url_is_renewed_at_half_its_life_and_the_old_one_expires(
+    tmp_path: Path, bucket: str, seaweedfs: SeaweedServer
+) -> None:
+    short = S3MediaStore(
+        S3Location(bucket, PREFIX), tmp_path / "staging", endpoint_url=seaweedfs.endpoint_url, url_seconds=2
+    )
+    storage = SqliteStorage(tmp_path / "data", media_store=short)
+    wav = make_wav(tmp_path / "voice.wav", seconds=0.5).read_bytes()
+    asset = storage.import_asset(storage.create_project("p").id, "voice.wav", io.BytesIO(wav))
+    first = storage.playback_url(asset.id, asset.mime_type, None)
+    assert first is not None and httpx.get(first).status_code == 200
+    deadline = time.monotonic() + 30
+    renewed = first
+    while renewed == first and time.monotonic() < deadline:  # a rerun after half the lifetime: a new address
+        time.sleep(0.1)
+        renewed = storage.playback_url(asset.id, asset.mime_type, None)
+    assert renewed != first and renewed is not None
+    while httpx.get(first).status_code == 200 and time.monotonic() < deadline:  # the store's clock ends it
+        time.sleep(0.2)
+    assert httpx.get(first).status_code == 403
+    assert httpx.get(renewed).status_code in {200, 403}  # (itself short-lived: only the old one is asserted)
+    storage.close()
 
 
 def test_removing_an_asset_deletes_its_object(storage: SqliteStorage, seaweedfs: SeaweedServer, bucket: str) -> None:

@@ -142,9 +142,9 @@ def running_seaweedfs() -> Iterator[SeaweedServer]:
             time.sleep(0.2)
         yield server
     finally:
-        process.terminate()
+        process.terminate()  # its data is thrown away: a server slow to stop is killed
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

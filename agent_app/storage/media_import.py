@@ -103,10 +103,11 @@ def partial_path(media_dir: Path, stored_name: str) -> Path:
 
 
 def remove_stale_parts(media_dir: Path) -> None:
-    """Delete the partial uploads of processes that no longer run. Uploads in progress (in this process or
-    another live one on the same folder) are left alone."""
-    for part in media_dir.glob(f"*{PART_SUFFIX}"):
-        owner = part.name.removesuffix(PART_SUFFIX).rsplit(".", 1)[-1]
+    """Delete the partial uploads (and downloads, with their SDK's own temporary suffix after ``.part``) of
+    processes that no longer run. Those in progress (in this process or another live one on the same folder)
+    are left alone."""
+    for part in media_dir.glob(f"*{PART_SUFFIX}*"):
+        owner = part.name.split(PART_SUFFIX, 1)[0].rsplit(".", 1)[-1]
         if owner.isdigit() and (int(owner) == os.getpid() or _is_running(int(owner))):
             continue
         with contextlib.suppress(OSError):  # a folder that turned read-only: left for a later start, never fatal

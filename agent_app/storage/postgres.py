@@ -37,6 +37,7 @@ class PostgresStorage(PostgresProjectRows, PostgresAssetRows, PostgresConversati
         media_store: MediaStore | None = None,
     ) -> None:
         self._data_dir = Path(data_dir)
+        self._data_dir.mkdir(parents=True, exist_ok=True)
         self._media_store = media_store or LocalMediaStore(self._data_dir)
         remove_stale_parts(self._media_store.staging_dir)
         self._db = PostgresDatabase(database_url, busy_timeout_ms, max_connections=max_connections)

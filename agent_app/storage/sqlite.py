@@ -36,6 +36,7 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
         media_store: MediaStore | None = None,
     ) -> None:
         self._data_dir = Path(data_dir)
+        self._data_dir.mkdir(parents=True, exist_ok=True)
         self._media_store = media_store or LocalMediaStore(self._data_dir)
         remove_stale_parts(self._media_store.staging_dir)  # a server killed mid-upload leaves its partial copy
         self._db = SqliteDatabase(self._data_dir / DB_FILE_NAME, busy_timeout_ms)
