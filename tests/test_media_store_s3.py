@@ -137,7 +137,7 @@ def test_a_presigned_url_is_renewed_at_half_its_life_and_the_old_one_expires(
     first = storage.playback_url(asset.id, asset.mime_type, None)
     assert first is not None and httpx.get(first).status_code == 200
     deadline = time.monotonic() + 30
-    renewed = first
+    renewed: str | None = first
     while renewed == first and time.monotonic() < deadline:  # a rerun after half the lifetime: a new address
         time.sleep(0.1)
         renewed = storage.playback_url(asset.id, asset.mime_type, None)
@@ -145,7 +145,6 @@ def test_a_presigned_url_is_renewed_at_half_its_life_and_the_old_one_expires(
     while httpx.get(first).status_code == 200 and time.monotonic() < deadline:  # the store's clock ends it
         time.sleep(0.2)
     assert httpx.get(first).status_code == 403
-    assert httpx.get(renewed).status_code in {200, 403}  # (itself short-lived: only the old one is asserted)
     storage.close()
 
 
