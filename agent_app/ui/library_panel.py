@@ -52,12 +52,12 @@ def _on_upload(workspace: Workspace, key: str, max_bytes: int) -> None:
         if uploaded.file_id in seen:
             continue
         seen[uploaded.file_id] = None
-        same = find_same_file(workspace.storage, project_id, uploaded, uploaded.size)
-        if same is not None:
-            notify(workspace.state, "info", f"“{uploaded.name}” is already in the library as “{same.name}”.")
-            workspace.select_asset(same.id)
-            continue
         try:
+            same = find_same_file(workspace.storage, project_id, uploaded, uploaded.size)
+            if same is not None:
+                notify(workspace.state, "info", f"“{uploaded.name}” is already in the library as “{same.name}”.")
+                workspace.select_asset(same.id)
+                continue
             imported.append(workspace.storage.import_asset(project_id, uploaded.name, uploaded, max_bytes=max_bytes))
         except AssetRejectedError as exc:
             notify(workspace.state, "error", str(exc))
