@@ -314,3 +314,20 @@ def test_hostile_a_store_out_of_reach_is_said_and_loses_nothing(
     assert list((tmp_path / "data" / "staging").iterdir()) == []
     assert seaweedfs.object_keys(bucket) == [f"{PREFIX}/media/{kept.id}.wav"]
     cut_off.close()
+
+
+def test_hostile_a_store_without_credentials_says_which_to_set(
+    seaweedfs: SeaweedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance role to look for on a test machine
+    storage = s3_storage(tmp_path / "data", "any-bucket", seaweedfs.endpoint_url)
+    wav = make_wav(tmp_path / "voice.wav", seconds=0.5).read_bytes()
+    project = storage.create_project("p")
+    with pytest.raises(StorageError, match="no credentials \\(set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"):
+        storage.import_asset(project.id, "voice.wav", io.BytesIO(wav))
+    assert storage.list_assets(project.id) == []
+    storage.close()

@@ -4,7 +4,7 @@ credential or a signed URL."""
 from __future__ import annotations
 
 from boto3.exceptions import Boto3Error
-from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
 from agent_app.storage.base import StorageError
 
@@ -13,6 +13,11 @@ def store_error(exc: Exception, endpoint: str) -> StorageError:
     """A user-grade sentence for a failed call: the store's address and the S3 error code, never a key."""
     if isinstance(exc, EndpointConnectionError | ConnectionError) or "Connect" in type(exc).__name__:
         return StorageError(f"the media store at {endpoint} cannot be reached; try again when it is back")
+    if isinstance(exc, NoCredentialsError):
+        return StorageError(
+            f"the media store at {endpoint} cannot be used: no credentials (set AWS_ACCESS_KEY_ID and"
+            " AWS_SECRET_ACCESS_KEY, or give the machine a role)"
+        )
     if isinstance(exc, ClientError):
         code = exc.response.get("Error", {}).get("Code", "an error")
         return StorageError(f"the media store at {endpoint} refused it ({code})")
