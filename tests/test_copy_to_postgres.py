@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from agent_app.runs.events import EndEvent, TextEvent, UsageEvent
-from agent_app.storage import PostgresStorage, SqliteStorage
+from agent_app.storage import Owner, PostgresStorage, Project, SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, ToolResult, now_ms
 from tests.media_samples import make_wav
 from tests.storage_backends import stored_path
@@ -31,10 +31,19 @@ def run_copy(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )
 
 
+ALICE = Owner(issuer="http://127.0.0.1:1", subject="alice")
+
+
+def _all_projects(storage: SqliteStorage | PostgresStorage) -> list[Project]:
+    return storage.list_projects() + storage.list_projects(ALICE)
+
+
 def fill(storage: SqliteStorage, tmp_path: Path) -> None:
     """A data folder as a creator leaves it: two projects, scenes, media, conversations with tool traffic, runs."""
     film = storage.create_project("Harbour film")
-    storage.create_project("Empty one")
+    storage.create_project("Empty one", ALICE)  # a signed-in owner's, with her sign-in and API token
+    storage.accounts().sign_in_active("sign-in-1", ALICE)
+    storage.accounts().add_api_token(ALICE, "script", "hash-1")
     storage.create_scene(film.id, "Intro")
     storage.create_scene(film.id, "")
     wav = make_wav(tmp_path / "dawn.wav", seconds=0.2).read_bytes()
@@ -66,12 +75,15 @@ def test_a_sqlite_data_folder_copied_into_postgresql_reads_back_the_same(postgre
     fill(source, tmp_path)
     done = run_copy(str(data_dir), env={"AGENT_DATABASE_URL": postgres_url})  # the URL from the setting
     assert done.returncode == 0, done.stderr
-    assert "Copied 2 projects, 2 scenes, 2 assets, 2 conversations, 5 messages, 2 runs, 3 run_events." in done.stdout
+    copied = "Copied 2 projects, 2 scenes, 2 assets, 2 conversations, 5 messages, 2 runs, 3 run_events, 1 sign_ins,"
+    assert f"{copied} 1 api_tokens." in done.stdout
     assert postgres_url not in done.stdout + done.stderr
     copy = PostgresStorage(data_dir, postgres_url)
     try:
-        assert copy.list_projects() == source.list_projects()
-        for project in source.list_projects():
+        assert _all_projects(copy) == _all_projects(source)
+        assert copy.accounts().api_token_owner("hash-1") == ALICE
+        assert not copy.accounts().sign_in_active("sign-in-1", Owner(issuer="", subject="bob"))
+        for project in _all_projects(source):
             assert copy.list_scenes(project.id) == source.list_scenes(project.id)
             assert copy.list_assets(project.id) == source.list_assets(project.id)
             assert copy.find_assets(project.id, limit=5) == source.find_assets(project.id, limit=5)
@@ -105,7 +117,7 @@ def test_a_database_that_already_holds_projects_is_refused_untouched(postgres_ur
     assert again.returncode == 1 and "already holds projects" in again.stderr and "Nothing was copied" in again.stderr
     copy = PostgresStorage(data_dir, postgres_url)
     try:
-        assert len(copy.list_projects()) == 2
+        assert len(_all_projects(copy)) == 2
     finally:
         copy.close_pool()
     missing = run_copy(str(tmp_path / "nowhere"), postgres_url)

@@ -21,7 +21,8 @@ from agent_app.storage.duplicates import find_same_file
 from agent_app.storage.media_import import ALLOWED_EXTENSIONS
 from agent_app.storage.media_library import ProjectMediaLibrary
 from agent_app.storage.media_store import LocalMediaStore, MediaStore
-from agent_app.storage.models import Conversation, Project, Scene
+from agent_app.storage.models import LOCAL_OWNER, ApiToken, Conversation, Owner, Project, Scene
+from agent_app.storage.owned import OwnedStorage
 from agent_app.storage.postgres import PostgresStorage
 from agent_app.storage.s3_media_store import S3Location, S3MediaStore, parse_store_url
 from agent_app.storage.sqlite import SqliteStorage
@@ -97,11 +98,15 @@ def close_opened_storages() -> None:
 
 __all__ = [
     "ALLOWED_EXTENSIONS",
+    "LOCAL_OWNER",
+    "ApiToken",
     "AssetRejectedError",
     "Conversation",
     "LocalMediaStore",
     "MediaStore",
     "NotFoundError",
+    "OwnedStorage",
+    "Owner",
     "PostgresStorage",
     "Project",
     "ProjectMediaLibrary",

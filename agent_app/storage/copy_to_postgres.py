@@ -35,7 +35,7 @@ def _said(row: Row) -> str:
 
 
 _TABLES: tuple[tuple[str, str, tuple[str, ...], Callable[[Row], dict[str, Any]]], ...] = (
-    ("projects", "created_at, rowid", ("id", "name", "created_at"), dict),
+    ("projects", "created_at, rowid", ("id", "name", "created_at", "owner_issuer", "owner_subject"), dict),
     ("scenes", "rowid", ("id", "project_id", "name", "position", "created_at"), dict),
     (
         "assets",
@@ -65,6 +65,13 @@ _TABLES: tuple[tuple[str, str, tuple[str, ...], Callable[[Row], dict[str, Any]]]
         lambda row: {**row, "stop_requested": bool(row["stop_requested"])},
     ),
     ("run_events", "run_id, seq", ("run_id", "seq", "kind", "data", "created_at"), dict),
+    ("sign_ins", "rowid", ("id", "owner_issuer", "owner_subject", "created_at", "signed_out_at"), dict),
+    (
+        "api_tokens",
+        "rowid",
+        ("id", "owner_issuer", "owner_subject", "name", "token_hash", "created_at", "revoked_at"),
+        dict,
+    ),
 )  # fmt: skip
 """Each table in the order foreign keys need: its SQLite order, the PostgreSQL columns, how a row becomes one."""
 

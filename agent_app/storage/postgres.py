@@ -11,6 +11,7 @@ from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
 from agent_app.storage.media_store import LocalMediaStore, MediaStore
 from agent_app.storage.persistence import ConversationPersistence
+from agent_app.storage.postgres_accounts import PostgresAccountStore
 from agent_app.storage.postgres_assets import PostgresAssetRows
 from agent_app.storage.postgres_conversations import PostgresConversationRows
 from agent_app.storage.postgres_database import DEFAULT_MAX_CONNECTIONS, PostgresDatabase
@@ -59,6 +60,10 @@ class PostgresStorage(PostgresProjectRows, PostgresAssetRows, PostgresConversati
     def run_store(self) -> PostgresRunStore:
         """Runs and their events, in this database (see :mod:`agent_app.storage.postgres_runs`)."""
         return PostgresRunStore(self._db)
+
+    def accounts(self) -> PostgresAccountStore:
+        """Sign-ins and API token hashes, in this database (see :mod:`agent_app.storage.accounts`)."""
+        return PostgresAccountStore(self._db)
 
     def chat_persistence(self, conversation_id: str) -> ConversationPersistence:
         """The chat store hook that writes this conversation's messages as they are appended."""

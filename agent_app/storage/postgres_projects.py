@@ -7,7 +7,7 @@ from typing import Any
 from psycopg.rows import DictRow
 
 from agent_app.storage.base import NotFoundError
-from agent_app.storage.models import Project, Scene
+from agent_app.storage.models import LOCAL_OWNER, Owner, Project, Scene
 from agent_app.storage.names import clean_name
 from agent_app.storage.postgres_database import Connection, PostgresDatabase, row_as
 from agent_app.types import new_id, now_ms
@@ -26,12 +26,18 @@ class PostgresProjectRows:
 
     _db: PostgresDatabase
 
-    def create_project(self, name: str) -> Project:
-        project = Project(id=new_id(), name=clean_name(name, "Untitled project"), created_at=now_ms())
+    def create_project(self, name: str, owner: Owner = LOCAL_OWNER) -> Project:
+        project = Project(
+            id=new_id(),
+            name=clean_name(name, "Untitled project"),
+            created_at=now_ms(),
+            owner_issuer=owner.issuer,
+            owner_subject=owner.subject,
+        )
         with self._db.write() as db:
             db.execute(
-                "INSERT INTO projects (id, name, created_at) VALUES (%s, %s, %s)",
-                (project.id, project.name, project.created_at),
+                "INSERT INTO projects (id, name, created_at, owner_issuer, owner_subject) VALUES (%s, %s, %s, %s, %s)",
+                (project.id, project.name, project.created_at, owner.issuer, owner.subject),
             )
         return project
 
@@ -39,8 +45,23 @@ class PostgresProjectRows:
         row = self._db.one("SELECT * FROM projects WHERE id = %s", (project_id,))
         return row_as(Project, row) if row else None
 
-    def list_projects(self) -> list[Project]:
-        return [row_as(Project, row) for row in self._db.all("SELECT * FROM projects ORDER BY created_at, id")]
+    def list_projects(self, owner: Owner = LOCAL_OWNER) -> list[Project]:
+        """``owner``'s projects, oldest first."""
+        rows = self._db.all(
+            "SELECT * FROM projects WHERE owner_issuer = %s AND owner_subject = %s ORDER BY created_at, id",
+            (owner.issuer, owner.subject),
+        )
+        return [row_as(Project, row) for row in rows]
+
+    def give_unowned_projects(self, owner: Owner) -> int:
+        """Make every project of nobody (:data:`LOCAL_OWNER`: made before sign-in) ``owner``'s; how many."""
+        with self._db.write() as db:
+            cursor = db.execute(
+                "UPDATE projects SET owner_issuer = %s, owner_subject = %s"
+                " WHERE owner_issuer = '' AND owner_subject = ''",
+                (owner.issuer, owner.subject),
+            )
+            return int(cursor.rowcount)
 
     def rename_project(self, project_id: str, name: str) -> Project:
         sql = "UPDATE projects SET name = %s WHERE id = %s RETURNING *"

@@ -1,10 +1,11 @@
 """The PostgreSQL schema as numbered migrations, tracked in the one-row ``schema_version`` table.
 
-The same tables as SQLite's :mod:`agent_app.storage.schema`, numbered alike (1: projects to messages, 2: runs),
-so the copy from SQLite and the contract tests see one model. What PostgreSQL needs besides: an identity
-``seq`` where SQLite orders by ``rowid``, the folded text the search matches (SQLite folds in a Python
-function at query time), and each run's event counter (``seq`` from a counter, not ``MAX(seq) + 1``).
-Migrations only ever get appended; a database of a newer app is refused rather than misread.
+The same tables as SQLite's :mod:`agent_app.storage.schema`, numbered alike (1: projects to messages,
+2: runs, 3: owners, sign-ins, API tokens), so the copy from SQLite and the contract tests see one model.
+What PostgreSQL needs besides: an identity ``seq`` where SQLite orders by ``rowid``, the folded text the
+search matches (SQLite folds in a Python function at query time), and each run's event counter (``seq``
+from a counter, not ``MAX(seq) + 1``). Migrations only ever get appended; a database of a newer app is
+refused rather than misread.
 """
 
 from __future__ import annotations
@@ -96,6 +97,30 @@ MIGRATIONS: tuple[str, ...] = (
         created_at BIGINT NOT NULL,
         PRIMARY KEY (run_id, seq)
     );
+    """,
+    # 3: projects belong to an owner (a sign-in's issuer and subject; '' for nobody signed in), the record of
+    # sign-ins (so a cookie replayed after sign-out is refused) and personal API tokens (their hashes).
+    """
+    ALTER TABLE projects ADD COLUMN owner_issuer TEXT NOT NULL DEFAULT '';
+    ALTER TABLE projects ADD COLUMN owner_subject TEXT NOT NULL DEFAULT '';
+    CREATE INDEX projects_by_owner ON projects(owner_issuer, owner_subject, created_at);
+    CREATE TABLE sign_ins (
+        id TEXT PRIMARY KEY,
+        owner_issuer TEXT NOT NULL,
+        owner_subject TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        signed_out_at BIGINT
+    );
+    CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY,
+        owner_issuer TEXT NOT NULL,
+        owner_subject TEXT NOT NULL,
+        name TEXT NOT NULL,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at BIGINT NOT NULL,
+        revoked_at BIGINT
+    );
+    CREATE INDEX api_tokens_by_owner ON api_tokens(owner_issuer, owner_subject, created_at);
     """,
 )
 

@@ -82,6 +82,30 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, seq)
     ) WITHOUT ROWID;
     """,
+    # 3: projects belong to an owner (a sign-in's issuer and subject; '' for nobody signed in), the record of
+    # sign-ins (so a cookie replayed after sign-out is refused) and personal API tokens (their hashes).
+    """
+    ALTER TABLE projects ADD COLUMN owner_issuer TEXT NOT NULL DEFAULT '';
+    ALTER TABLE projects ADD COLUMN owner_subject TEXT NOT NULL DEFAULT '';
+    CREATE INDEX projects_by_owner ON projects(owner_issuer, owner_subject, created_at);
+    CREATE TABLE sign_ins (
+        id TEXT PRIMARY KEY,
+        owner_issuer TEXT NOT NULL,
+        owner_subject TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        signed_out_at INTEGER
+    );
+    CREATE TABLE api_tokens (
+        id TEXT PRIMARY KEY,
+        owner_issuer TEXT NOT NULL,
+        owner_subject TEXT NOT NULL,
+        name TEXT NOT NULL,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+    );
+    CREATE INDEX api_tokens_by_owner ON api_tokens(owner_issuer, owner_subject, created_at);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

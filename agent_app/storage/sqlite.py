@@ -11,6 +11,7 @@ from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
 from agent_app.storage.media_store import LocalMediaStore, MediaStore
 from agent_app.storage.persistence import ConversationPersistence
+from agent_app.storage.sqlite_accounts import SqliteAccountStore
 from agent_app.storage.sqlite_assets import AssetRows
 from agent_app.storage.sqlite_conversations import ConversationRows
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase
@@ -55,6 +56,10 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
     def run_store(self) -> SqliteRunStore:
         """Runs and their events, in this database (see :mod:`agent_app.storage.sqlite_runs`)."""
         return SqliteRunStore(self._db)
+
+    def accounts(self) -> SqliteAccountStore:
+        """Sign-ins and API token hashes, in this database (see :mod:`agent_app.storage.accounts`)."""
+        return SqliteAccountStore(self._db)
 
     def chat_persistence(self, conversation_id: str) -> ConversationPersistence:
         """The chat store hook that writes this conversation's messages as they are appended."""
