@@ -52,6 +52,28 @@ class Prices:
     output: float = Field(ge=0)
 
 
+class SignInSettings(BaseModel):
+    """The secrets' ``[auth]`` section, as far as this app needs it: Streamlit's ``st.login`` reads the rest
+    (the provider's ``client_id``, ``client_secret``, ``server_metadata_url``) itself. Its presence turns
+    sign-in on."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    cookie_secret: str = Field(min_length=16, repr=False)
+    """Signs Streamlit's identity cookie, and (through a derived key) the player's media URLs: the same in
+    every replica."""
+    redirect_uri: str = Field(pattern=r"^https?://[^/?#]+/oauth2callback$")
+    """``<the app's public address>/oauth2callback``: its origin is the only one a browser may act from."""
+
+    @property
+    def origin(self) -> str:
+        """The app's public origin (``scheme://host[:port]``), from ``redirect_uri``."""
+        return self.redirect_uri.removesuffix("/oauth2callback")
+
+
+SIGN_IN_SECTION = "[auth]"
+"""The name the ``[auth]`` section's problems are recorded under."""
+
 Whole = Annotated[int, BeforeValidator(_not_a_flag)]
 Number = Annotated[float, BeforeValidator(_not_a_flag)]
 
@@ -112,6 +134,16 @@ class Settings(BaseModel):
     )
     # --- the page
     allow_remote_page: bool = Field(False, alias="AGENT_ALLOW_REMOTE_PAGE", description="true or false")
+    # --- sign-in (the secrets' [auth] section turns it on)
+    sign_in: SignInSettings | None = Field(
+        None,
+        alias=SIGN_IN_SECTION,
+        description="a table with cookie_secret (16 characters or more) and redirect_uri"
+        " (the app's address followed by /oauth2callback)",
+    )
+    pre_sign_in_owner: str | None = Field(
+        None, alias="AGENT_PRE_SIGN_IN_OWNER", pattern=r"^[^@\s]+@[^@\s]+$", description="an email address"
+    )
     # --- tools and storage
     enabled_tools: Annotated[tuple[str, ...], BeforeValidator(_names)] = Field(
         ("transcribe_video",), alias="AGENT_ENABLED_TOOLS", description="a list of tool names"
@@ -160,9 +192,19 @@ class Settings(BaseModel):
     @property
     def secrets(self) -> tuple[str, ...]:
         """The configured secret values (:data:`~agent_app.log_redaction.SECRET_SETTINGS`: the keys, the route
-        token, the database URL and its password): kept out of answers as out of logs."""
+        token, the database URL and its password; and the sign-in cookie secret): kept out of answers as out
+        of logs."""
         by_name = {str(field.alias): getattr(self, name) for name, field in Settings.model_fields.items()}
-        return tuple(secret_values(by_name))
+        values = secret_values(by_name)
+        if self.sign_in is not None:
+            values.append(self.sign_in.cookie_secret)
+        return tuple(sorted(set(values), key=len, reverse=True))
+
+    @property
+    def sign_in_on(self) -> bool:
+        """Whether the secrets have an ``[auth]`` section, usable or not: an unusable one still closes every
+        door (the page and the route refuse, naming the problem), never opens the app to everyone."""
+        return self.sign_in is not None or bool(self.problems_with(SIGN_IN_SECTION))
 
     @property
     def max_upload_bytes(self) -> int:
@@ -170,8 +212,9 @@ class Settings(BaseModel):
 
 
 SETTING_NAMES: tuple[str, ...] = tuple(
-    str(field.alias) for name, field in Settings.model_fields.items() if name != "problems"
+    str(field.alias) for name, field in Settings.model_fields.items() if name not in ("problems", "sign_in")
 )
+"""The names users set one by one (the ``[auth]`` section is Streamlit's, read as a whole)."""
 _DESCRIPTIONS = {str(field.alias): field.description for field in Settings.model_fields.values()}
 
 
@@ -225,6 +268,9 @@ def load_settings() -> Settings:
     (``routes.chat.chat_endpoint``, ``routes.media.media_endpoint``), a command
     (``storage.copy_to_postgres.main``)."""
     raw = raw_settings()
+    auth = _secrets().get("auth")
+    if auth is not None:
+        raw[SIGN_IN_SECTION] = dict(auth) if isinstance(auth, Mapping) else auth
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:

@@ -38,7 +38,7 @@ def test_url_with_mismatched_project_and_chat_opens_the_project_only(storage: Sq
     first, second = storage.create_project("one"), storage.create_project("two")
     chat = storage.create_conversation(first.id)
     workspace = Workspace({}, storage)
-    workspace.sync_with_url(second.id, chat.id)
+    assert not workspace.sync_with_url(second.id, chat.id)  # "not found": that chat is not in that project
     assert workspace.project_id == second.id
     assert workspace.conversation_id is None
 

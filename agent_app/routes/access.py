@@ -4,9 +4,10 @@ client of ours", made here for all three.
 The route spends the owner's API key. With ``AGENT_API_TOKEN`` set, a matching bearer token is required
 (compared in constant time). Without it only a *direct* loopback client is served: not a request that a
 proxy forwarded (:func:`is_proxied`), and not a web page of another site open in the owner's browser
-(:func:`cross_site_reason`). The page has no sign-in yet, and it lists every conversation, sends questions
-on the owner's key and hands out media URLs: it and ``GET /api/media/...`` serve only direct local
-clients too, unless the operator sets ``AGENT_ALLOW_REMOTE_PAGE`` (:func:`page_refusal`).
+(:func:`cross_site_reason`). Without sign-in the page lists every conversation, sends questions on the
+owner's key and hands out media URLs: it and ``GET /api/media/...`` serve only direct local clients too,
+unless the operator sets ``AGENT_ALLOW_REMOTE_PAGE`` (:func:`page_refusal`). With sign-in on, the route
+wants a personal API token and no other site's page (:func:`authorize_signed_in`), wherever the caller is.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
 from agent_app.errors import ChatError, ErrorKind
 from agent_app.settings import Settings
+from agent_app.storage.models import Owner
 
 PROXY_HEADER_ENDINGS = ("-ip", "clientip")
 """A header name ending so (``X-Real-IP``, ``CF-Connecting-IP``, ``True-Client-IP``, ``X-Client-IP``,
@@ -116,6 +118,39 @@ def authorize(headers: Mapping[str, str], client_host: str | None, settings: Set
     return None
 
 
+def foreign_origin_reason(lowered: Mapping[str, str], app_origin: str) -> str | None:
+    """Why a request with sign-in on came from another site's page, or ``None``: its ``Origin`` is not the
+    app's public one (``[auth] redirect_uri``'s), or the browser says ``Sec-Fetch-Site`` is not same-origin.
+    Non-browser clients send neither."""
+    origin = lowered.get("origin")
+    if origin is not None and origin.strip().rstrip("/").lower() != app_origin.rstrip("/").lower():
+        return "the Origin is not this app"
+    fetch_site = lowered.get("sec-fetch-site", "").strip().lower()
+    if fetch_site and fetch_site not in ("same-origin", "none"):
+        return f"Sec-Fetch-Site is {fetch_site}"
+    return None
+
+
+def authorize_signed_in(
+    headers: Mapping[str, str], settings: Settings, token_owner: Callable[[str], Owner | None]
+) -> ChatError | None:
+    """With sign-in on: ``None`` when the request comes from no other site and carries a live personal API
+    token (``token_owner`` says whose, from its hash), else the 403 or 401 to answer. Loopback is no exception,
+    and ``AGENT_API_TOKEN`` is not used."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    if settings.sign_in is None:
+        return ChatError(ErrorKind.INVALID_CONFIGURATION, "; ".join(settings.problems_with("[auth]")))
+    reason = foreign_origin_reason(lowered, settings.sign_in.origin)
+    if reason is not None:
+        return ChatError(ErrorKind.FORBIDDEN, f"Forbidden: a cross-site request ({reason})")
+    scheme, _, given = lowered.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and given.strip() and token_owner(given.strip()) is not None:
+        return None
+    return ChatError(
+        ErrorKind.UNAUTHORIZED, "Unauthorized: send Authorization: Bearer <a personal API token made on the page>"
+    )
+
+
 REMOTE_PAGE_REFUSAL = (
     "This workspace only serves the machine it runs on: it has no sign-in yet, and anyone who opens it sees"
     " every conversation and media file and asks questions on the owner's API key. To serve other machines,"
@@ -128,8 +163,9 @@ def page_refusal(headers: Mapping[str, str], client_host: str | None, settings: 
     """Why the page and its media will not serve this client (a text saying how to allow it), or ``None``.
 
     Only a direct local client of ours is served (as the route without a token), unless
-    ``AGENT_ALLOW_REMOTE_PAGE`` is on; the page then warns that it is open."""
-    if settings.allow_remote_page:
+    ``AGENT_ALLOW_REMOTE_PAGE`` is on (the page then warns that it is open) or sign-in is (then the page
+    serves only signed-in people their own work, wherever they are)."""
+    if settings.allow_remote_page or settings.sign_in_on:
         return None
     lowered = {name.lower(): value for name, value in headers.items()}
     if not is_direct_loopback(lowered, client_host):

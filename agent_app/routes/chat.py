@@ -9,9 +9,10 @@ The route never answers 500:
 200    ``{content, toolCalls?, providerMetadata?}``
 400    body is not JSON (``NaN``/``Infinity`` are not), not ``{messages, context?}``, or a history no
        provider accepts; the message names the fields, ``details`` lists them
-401    ``AGENT_API_TOKEN`` is set and the request lacks ``Authorization: Bearer <token>``
+401    ``AGENT_API_TOKEN`` is set and the request lacks ``Authorization: Bearer <token>``; with sign-in on,
+       the request lacks a live personal API token
 403    no token is configured and the caller is not a direct loopback client, or is a browser page of
-       another site (see :mod:`agent_app.routes.access`)
+       another site (with sign-in on: an ``Origin`` that is not the app's; see :mod:`agent_app.routes.access`)
 413    body larger than ``AGENT_MAX_BODY_BYTES``
 502    missing/invalid LLM or tool configuration (naming the setting), ``Unknown LLM provider: <name>``,
        or ``{"error": "LLM provider error"}`` for any provider failure (cause logged, secrets removed)
@@ -31,8 +32,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -42,10 +45,12 @@ from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ChatError, ErrorKind, provider_failure
 from agent_app.providers.base import describe_failure
 from agent_app.request_validation import parse_chat_request
-from agent_app.routes.access import authorize
+from agent_app.routes.access import authorize, authorize_signed_in
 from agent_app.routes.chat_events import client_left, event_stream, wants_event_stream
 from agent_app.routes.disconnect import watch_disconnect
 from agent_app.settings import Settings, SettingsError, load_settings
+from agent_app.sign_in.api_tokens import token_owner
+from agent_app.storage import StorageError, open_storage
 from agent_app.types import ChatRequest, ChatResponse
 
 ROUTE_PATH = "/api/agent/chat"
@@ -166,12 +171,25 @@ async def _json_answer(chat_request: ChatRequest, settings: Settings, receive: R
     return task.result()
 
 
+async def _denied(request: Request, settings: Settings) -> ChatError | None:
+    """Why the caller may not use the route (:mod:`agent_app.routes.access`), or ``None``. With sign-in on, the
+    token's hash is looked up in storage off the event loop."""
+    if not settings.sign_in_on:
+        return authorize(request.headers, request.client.host if request.client else None, settings)
+    try:
+        accounts = open_storage(settings).accounts()
+    except (StorageError, ValueError) as exc:
+        return ChatError(ErrorKind.INVALID_CONFIGURATION, f"The database cannot be used: {exc}")
+    headers = dict(request.headers.items())
+    return await run_in_threadpool(authorize_signed_in, headers, settings, partial(token_owner, accounts))
+
+
 async def chat_endpoint(request: Request) -> Response:
     """``POST /api/agent/chat`` over HTTP: access check, bounded body read, parsing, a free slot (else 503 at
     once), then the typed handler awaited on the server's event loop, answered as JSON or as events."""
     try:
         settings = load_settings()  # once per request
-        denied = authorize(request.headers, request.client.host if request.client else None, settings)
+        denied = await _denied(request, settings)
         if denied is not None:
             raise denied
         chat_request = _parse_body(await _read_body(request, max_body_bytes(settings)), settings)

@@ -34,5 +34,5 @@ def guard_page(settings: Settings) -> None:
         st.title("Not available from this machine", anchor=False)
         st.error(refusal, icon=":material/lock:")
         st.stop()
-    if settings.allow_remote_page:
+    if settings.allow_remote_page and not settings.sign_in_on:
         st.warning(REMOTE_PAGE_WARNING, icon=":material/public:")

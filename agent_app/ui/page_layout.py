@@ -15,10 +15,13 @@ from agent_app.llm_config import llm_status
 from agent_app.media import saved_transcript
 from agent_app.session_stores import SessionState
 from agent_app.settings import Settings, load_settings
-from agent_app.storage import ProjectMediaLibrary, StorageError, open_storage
+from agent_app.sign_in.identity import SignedInUser
+from agent_app.sign_in.media_links import MediaSigning
+from agent_app.storage import LOCAL_OWNER, OwnedStorage, ProjectMediaLibrary, Storage, StorageError, open_storage
 from agent_app.tool_plugins import usable_tool_registry
 from agent_app.types import AgentContext, ToolEnvironment
 from agent_app.ui import player, sidebar
+from agent_app.ui.account_panel import render_account
 from agent_app.ui.chat_panel import render_chat
 from agent_app.ui.conversation_list import render_conversations
 from agent_app.ui.formatting import escape_markdown
@@ -27,6 +30,7 @@ from agent_app.ui.library_panel import render_media_library
 from agent_app.ui.page_access import guard_page
 from agent_app.ui.resources import get_run_manager
 from agent_app.ui.session_workspace import Workspace
+from agent_app.ui.sign_in_gate import page_user
 from agent_app.ui.transcript_panel import render_transcript_panel
 from agent_app.usage_cost import model_prices
 
@@ -67,12 +71,20 @@ def _seconds_ms(text: str | None) -> int | None:
     return round(seconds * 1000) if seconds is not None and 0 <= seconds < 1e9 else None
 
 
+NOT_FOUND_TEXT = (
+    "Not found: the project or conversation this link names does not exist. Your own work is in the sidebar."
+)
+"""Said alike for an id that never existed and for another owner's (no hint that it exists)."""
+_LINK_NOT_FOUND = "ws.link_not_found"
+
+
 def sync_from_url(workspace: Workspace, state: SessionState) -> None:
     """Apply the address when it did not come from this session (a reload, a shared link, an edited
-    address); a URL this session wrote is stale after a sidebar change and is ignored."""
+    address); a URL this session wrote is stale after a sidebar change and is ignored. A link to something
+    that cannot be opened is remembered until the next link, to say "not found"."""
     current = _url_now()
     if current != state.get(_URL_WRITTEN):
-        workspace.sync_with_url(current.get("project"), current.get("chat"))
+        state[_LINK_NOT_FOUND] = not workspace.sync_with_url(current.get("project"), current.get("chat"))
         workspace.restore_view(current.get("scene"), current.get("asset"), _seconds_ms(current.get("t")))
         player.seek(workspace, workspace.playhead_ms)  # the player starts where the link says
 
@@ -93,13 +105,9 @@ def storage_failure(settings: Settings, exc: Exception) -> str:
     return f"The data directory `{settings.data_dir}` cannot be used (setting AGENT_DATA_DIR): {exc}"
 
 
-def render_page() -> None:
-    # An emoji icon is drawn in the browser; a Material icon would be fetched from fonts.gstatic.com on
-    # every page load (a request to Google, failing offline).
-    st.set_page_config(page_title=PAGE_TITLE, page_icon="🎬", layout="wide")
-    state = st.session_state
-    settings = load_settings()  # once per run: every part of the page sees the same settings
-    guard_page(settings)  # before anything of the workspace is read
+def _open_storage(settings: Settings) -> tuple[Storage, SignedInUser | None]:
+    """The storage and, with sign-in on, who is signed in: nobody gets past here but a signed-in owner (the
+    run stops with what is wrong, or with the sign-in page)."""
     try:
         storage = open_storage(settings)
     except (StorageError, OSError) as exc:
@@ -108,7 +116,18 @@ def render_page() -> None:
     except ValueError as exc:  # a mistyped storage setting (AGENT_DB_BUSY_TIMEOUT_MS)
         st.error(f"{exc}. {sidebar.SETTINGS_HELP}", icon=":material/database_off:")
         st.stop()
-    workspace = Workspace(state, storage)
+    return storage, page_user(settings, storage)
+
+
+def render_page() -> None:
+    # An emoji icon is drawn in the browser; a Material icon would be fetched from fonts.gstatic.com on
+    # every page load (a request to Google, failing offline).
+    st.set_page_config(page_title=PAGE_TITLE, page_icon="🎬", layout="wide")
+    state = st.session_state
+    settings = load_settings()  # once per run: every part of the page sees the same settings
+    guard_page(settings)  # before anything of the workspace is read
+    storage, user = _open_storage(settings)
+    workspace = Workspace(state, OwnedStorage(storage, user.owner if user is not None else LOCAL_OWNER))
     sync_from_url(workspace, state)
     project = workspace.project()
     write_url(workspace, state)
@@ -119,6 +138,8 @@ def render_page() -> None:
 
     with st.sidebar:
         st.title(PAGE_TITLE, anchor=False)
+        if user is not None:
+            render_account(storage, user)
         sidebar.render_project(workspace)
         render_conversations(workspace, runs)
         sidebar.render_scenes(workspace)
@@ -129,6 +150,8 @@ def render_page() -> None:
 
     left, right = st.columns([5, 6], gap="large")
     with left:
+        if state.get(_LINK_NOT_FOUND):
+            st.warning(NOT_FOUND_TEXT, icon=":material/search_off:")
         st.header(escape_markdown(project.name), anchor=False)
         media = ProjectMediaLibrary(workspace.storage, project.id)
         shown = workspace.active_asset()
@@ -138,7 +161,9 @@ def render_page() -> None:
             transcript = None
             st.warning(f"The saved transcript cannot be read now: {exc}.", icon=":material/cloud_off:")
         marks = [segment.start_ms for segment in transcript.segments] if transcript is not None else []
-        active = player.render_player(workspace, shown, listed, marks)
+        active = player.render_player(
+            workspace, shown, listed, marks, MediaSigning.for_page(settings, user.sign_in_id if user else None)
+        )
         if active is not None:
             # After the player: the playing video may just have reported a new position. The panel's tool
             # run names its asset, so its context needs only that one (not the whole library).

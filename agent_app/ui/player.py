@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from agent_app.routes.media import media_url
+from agent_app.sign_in.media_links import MediaSigning
 from agent_app.storage import StorageError
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import format_duration, format_size
@@ -46,11 +47,16 @@ def seek(workspace: Workspace, milliseconds: int) -> None:
 
 
 def render_player(
-    workspace: Workspace, active: MediaAsset | None, choices: Sequence[MediaAsset], marks_ms: Sequence[int] = ()
+    workspace: Workspace,
+    active: MediaAsset | None,
+    choices: Sequence[MediaAsset],
+    marks_ms: Sequence[int] = (),
+    signing: MediaSigning | None = None,
 ) -> MediaAsset | None:
     """Draw the asset picker (``active`` and ``choices``: what the library lists now, not the whole
     library), the player and the playhead; return the asset in the player. ``marks_ms`` are the starts
-    of the transcript's segments: the playing video reports its position at each."""
+    of the transcript's segments: the playing video reports its position at each. ``signing`` signs the
+    media route's URL (sign-in on)."""
     if active is None:
         st.info(
             "Upload a video or audio file in the sidebar's media library to see it here and ask the "
@@ -70,7 +76,7 @@ def render_player(
     )
     try:
         if workspace.storage.has_media_file(active.id):
-            _render_media(workspace, active, marks_ms)
+            _render_media(workspace, active, marks_ms, signing)
         else:
             st.error(f"The file of “{active.name}” is missing from the media store.", icon=":material/error:")
     except StorageError as exc:
@@ -97,10 +103,12 @@ def render_player(
     return active
 
 
-def _render_media(workspace: Workspace, active: MediaAsset, marks_ms: Sequence[int]) -> None:
+def _render_media(
+    workspace: Workspace, active: MediaAsset, marks_ms: Sequence[int], signing: MediaSigning | None
+) -> None:
     """The player itself: from the store's presigned URL or the media route (exact seeks, position reported
     back), else read by Streamlit from disk (see agent_app.routes.media)."""
-    url = media_url(workspace.storage, st.context.url, active)
+    url = media_url(workspace.storage, st.context.url, active, signing)
     if url is None:
         start_seconds = workspace.playhead_ms // 1000
         with workspace.storage.media_file(active.id) as path:

@@ -91,21 +91,28 @@ class Workspace:
         return project
 
     # --- navigation -------------------------------------------------------------------------------
-    def sync_with_url(self, project_id: str | None, conversation_id: str | None) -> None:
-        """Open what the URL names, when it differs from what is open and exists in storage.
+    def sync_with_url(self, project_id: str | None, conversation_id: str | None) -> bool:
+        """Open what the URL names, when it differs from what is open and exists in storage; ``False`` when
+        it names a project or conversation that cannot be opened.
 
-        An unknown id (a stale or mistyped link) is ignored: the page falls back to what is open,
-        or to the first project, and the URL is rewritten to match.
+        An unknown id (a stale or mistyped link, or another owner's: the storage answers both alike) is not
+        opened: the page falls back to what is open, or to the first project, says "not found", and the URL
+        is rewritten to match.
         """
+        found = True
         if conversation_id and conversation_id != self.conversation_id:
             conversation = self.storage.get_conversation(conversation_id)
             if conversation is not None and (project_id in (None, conversation.project_id)):
                 if conversation.project_id != self.project_id:
                     self.open_project(conversation.project_id, open_latest_chat=False)
                 self.open_conversation(conversation.id)
-                return
-        if project_id and project_id != self.project_id and self.storage.get_project(project_id) is not None:
+                return True
+            found = False  # the project, when it is found, still opens
+        if project_id and project_id != self.project_id:
+            if self.storage.get_project(project_id) is None:
+                return False
             self.open_project(project_id, open_latest_chat=not conversation_id)
+        return found
 
     def restore_view(self, scene_id: str | None, asset_id: str | None, playhead_ms: int | None) -> None:
         """Bring back the scene, the asset in the player and the playhead a link names, each only when it
