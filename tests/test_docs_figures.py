@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from streamlit.web.server.starlette.starlette_server_config import AUTH_COOKIE_MAX_AGE_SECONDS
 
 from agent_app import context_budget, context_fit, orchestrator_options, prompt
 from agent_app.media import sample_placement, truncation
@@ -67,6 +68,9 @@ FIGURES: list[tuple[str, str, float]] = [
     (CONTEXT, r"\(at most (\d+)× either way\)", context_budget.SCALE_LIMITS[1]),
     (CONTEXT, r"\(at most (\d+)× either way\)", 1 / context_budget.SCALE_LIMITS[0]),
     (CONTEXT, r"fitted again, to (\d+)% of the window", 100 * context_fit.RETRY_SHRINK),
+    # Sign-in (docs/deploy.md)
+    (DEPLOY, r"A signed URL lasts `AGENT_MEDIA_URL_SECONDS` \(default (\d+)\)", Settings().media_url_seconds),
+    (DEPLOY, r"its cookie lasts (\d+) days", AUTH_COOKIE_MAX_AGE_SECONDS / 86_400),
     # The route
     (README, r"at most (\d+) assets are listed", prompt.MAX_LISTED_ASSETS),
     (README, r"`AGENT_MAX_CONCURRENT_CHATS` requests \(default (\d+)\)", Settings().max_concurrent_chats),
@@ -106,7 +110,7 @@ def test_the_readme_names_the_defaults_the_code_has() -> None:
 def test_the_readme_names_every_setting_and_no_other() -> None:
     named = set(_SETTING.findall(_text(README)))
     assert named == set(SETTING_NAMES)
-    for document in (ARCHITECTURE, MEDIA, CONTEXT):
+    for document in (ARCHITECTURE, MEDIA, CONTEXT, DEPLOY):
         assert set(_SETTING.findall(_text(document))) <= set(SETTING_NAMES), document
 
 

@@ -39,10 +39,13 @@ class StreamlitServer:
 
 
 @contextmanager
-def run_streamlit(env: Mapping[str, str], log_dir: Path, script: str = "app.py") -> Iterator[StreamlitServer]:
-    """Start ``streamlit run <script>`` headless on a free loopback port with ``env`` added to the
-    environment; yield once ``/_stcore/health`` answers; terminate (then kill) the process on exit."""
-    port = free_port()
+def run_streamlit(
+    env: Mapping[str, str], log_dir: Path, script: str = "app.py", port: int | None = None
+) -> Iterator[StreamlitServer]:
+    """Start ``streamlit run <script>`` headless on ``port`` (a free loopback port unless given: a sign-in's
+    redirect URI names it before the server starts) with ``env`` added to the environment; yield once
+    ``/_stcore/health`` answers; terminate (then kill) the process on exit."""
+    port = port or free_port()
     output_path = log_dir / f"streamlit-{port}.log"
     full_env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **env}
     command = [
