@@ -50,6 +50,11 @@ BUSY_MESSAGE = (
 )
 
 
+class LeaseLostError(RuntimeError):
+    """A run's write was refused: the run is no longer this owner's (its lease ran out and it was marked
+    interrupted, or another process claimed it). A run that lost its lease writes nothing more."""
+
+
 class TurnChangedError(RuntimeError):
     """The message a tab offered to replace (an edited question, a regenerated answer) is no longer in the
     conversation's last turn: another tab changed it first. Nothing was written."""

@@ -14,8 +14,10 @@ from typing import Protocol
 
 from agent_app.errors import ErrorKind
 from agent_app.runs.events import RunEvent, RunEventData
-from agent_app.runs.models import Run, RunState
+from agent_app.runs.models import LeaseLostError, Run, RunState
 from agent_app.types import AgentContext, ChatMessage
+
+__all__ = ["LeaseLostError", "RunStore"]
 
 
 class RunStore(Protocol):
@@ -49,12 +51,19 @@ class RunStore(Protocol):
 
     def latest_run(self, conversation_id: str) -> Run | None: ...
 
-    def mark_running(self, run_id: str) -> bool:
-        """``queued`` → ``running``; ``False`` when the run is no longer queued (stopped, interrupted)."""
+    def mark_running(self, run_id: str, *, owner: str | None = None, lease_until: int | None = None) -> bool:
+        """``queued`` → ``running``; ``False`` when the run is no longer queued (stopped, interrupted) or its
+        lease ran out. With ``owner`` the run becomes that owner's (a queue worker claiming it), its lease
+        pushed to ``lease_until``."""
         ...
 
-    def append_event(self, run_id: str, event: RunEventData) -> int:
-        """Record an event; its sequence number."""
+    def append_event(self, run_id: str, event: RunEventData, *, owner: str | None = None) -> int:
+        """Record an event; its sequence number. With ``owner`` (a run's own writes) the event is written
+        only while the run is active, ``owner``'s, and its lease live; else :class:`LeaseLostError`."""
+        ...
+
+    def append_run_message(self, run_id: str, owner: str, conversation_id: str, message: ChatMessage) -> None:
+        """Append ``message`` as :meth:`Storage.append_message` does, fenced like :meth:`append_event`."""
         ...
 
     def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]: ...
@@ -68,11 +77,19 @@ class RunStore(Protocol):
         ...
 
     def finish_run(
-        self, run_id: str, state: RunState, error: str | None = None, error_kind: ErrorKind | None = None
+        self,
+        run_id: str,
+        state: RunState,
+        error: str | None = None,
+        error_kind: ErrorKind | None = None,
+        *,
+        owner: str | None = None,
     ) -> bool:
-        """End an active run; ``False`` (and no change) when it had already ended."""
+        """End an active run; ``False`` (and no change) when it had already ended, or, with ``owner``, when
+        it is no longer ``owner``'s with a live lease (a run that lost its lease does not record an end)."""
         ...
 
     def renew_leases(self, owner: str, lease_until: int) -> int:
-        """Push the lease of every active run of ``owner`` to ``lease_until``; how many."""
+        """Push the lease of every active run of ``owner`` whose lease is still live to ``lease_until``; how
+        many. A lease that ran out is not renewed: readers may already have marked that run interrupted."""
         ...

@@ -23,7 +23,7 @@ from agent_app.runs.events import (
     ToolResultEvent,
     UsageEvent,
 )
-from agent_app.runs.manager import RunControl, RunEnd
+from agent_app.runs.execution import RunControl, RunEnd
 from agent_app.runs.models import Run
 from agent_app.session_stores import AgentStore, ChatStore
 from agent_app.settings import Settings
@@ -81,7 +81,7 @@ def run_turn(storage: Storage, assistant: Callable[[], Assistant], run: Run, con
         return RunEnd("answered")
     tools = assistant()
     state: dict[str, object] = {}
-    chat = ChatStore(state, persistence=storage.chat_persistence(conversation.id))
+    chat = ChatStore(state, persistence=control.persistence())  # fenced: nothing once the lease is lost
     chat.load_messages(history)
     agent = AgentStore(state)
     agent.set_context(run.context)

@@ -21,6 +21,7 @@ from agent_app.runs.models import (
     ACTIVE_STATES,
     BUSY_MESSAGE,
     TURN_CHANGED_MESSAGE,
+    LeaseLostError,
     Run,
     RunBusyError,
     RunState,
@@ -140,17 +141,27 @@ class PostgresRunStore:
         )
         return _run_of(row) if row else None
 
-    def mark_running(self, run_id: str) -> bool:
+    def mark_running(self, run_id: str, *, owner: str | None = None, lease_until: int | None = None) -> bool:
         with self._db.write() as db:
-            cursor = db.execute("UPDATE runs SET state = 'running' WHERE id = %s AND state = 'queued'", (run_id,))
+            cursor = db.execute(
+                "UPDATE runs SET state = 'running', owner = COALESCE(%s, owner),"
+                " lease_until = COALESCE(%s, lease_until)"
+                " WHERE id = %s AND state = 'queued' AND lease_until >= %s",
+                (owner, lease_until, run_id, now_ms()),
+            )
         return cursor.rowcount == 1
 
-    def append_event(self, run_id: str, event: RunEventData) -> int:
+    def append_event(self, run_id: str, event: RunEventData, *, owner: str | None = None) -> int:
         body = event.stored_json()
         with self._db.write() as db:
+            # The counter's row lock is also the fence: an interrupting UPDATE waits for it, or it for that.
             row = db.execute(
-                "UPDATE runs SET last_event_seq = last_event_seq + 1 WHERE id = %s RETURNING last_event_seq", (run_id,)
+                "UPDATE runs SET last_event_seq = last_event_seq + 1 WHERE id = %s AND (%s::text IS NULL OR"
+                " (owner = %s AND state IN ('queued', 'running') AND lease_until >= %s)) RETURNING last_event_seq",
+                (run_id, owner, owner, now_ms()),
             ).fetchone()
+            if row is None and owner is not None:
+                raise LeaseLostError(f"Run {run_id} is no longer {owner}'s")
             if row is None:
                 raise StorageError(f"The database could not be written (no run {run_id})")
             seq = int(row["last_event_seq"])
@@ -159,6 +170,17 @@ class PostgresRunStore:
                 (run_id, seq, event.kind, body, now_ms()),
             )
         return seq
+
+    def append_run_message(self, run_id: str, owner: str, conversation_id: str, message: ChatMessage) -> None:
+        with self._db.write() as db:
+            fenced = db.execute(
+                "SELECT 1 FROM runs WHERE id = %s AND owner = %s AND state IN ('queued', 'running')"
+                " AND lease_until >= %s FOR UPDATE",
+                (run_id, owner, now_ms()),
+            ).fetchone()
+            if fenced is None:
+                raise LeaseLostError(f"Run {run_id} is no longer {owner}'s")
+            insert_message(db, conversation_id, message)
 
     def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
         rows = self._db.all(
@@ -181,22 +203,31 @@ class PostgresRunStore:
         return [str(row["id"]) for row in rows]
 
     def finish_run(
-        self, run_id: str, state: RunState, error: str | None = None, error_kind: ErrorKind | None = None
+        self,
+        run_id: str,
+        state: RunState,
+        error: str | None = None,
+        error_kind: ErrorKind | None = None,
+        *,
+        owner: str | None = None,
     ) -> bool:
         if state in ACTIVE_STATES:
             raise ValueError(f"{state!r} does not end a run")
+        now = now_ms()
         with self._db.write() as db:
             cursor = db.execute(
                 "UPDATE runs SET state = %s, error = %s, error_kind = %s, finished_at = %s"
-                " WHERE id = %s AND state IN ('queued', 'running')",
-                (state, error, None if error_kind is None else str(error_kind), now_ms(), run_id),
+                " WHERE id = %s AND state IN ('queued', 'running')"
+                " AND (%s::text IS NULL OR (owner = %s AND lease_until >= %s))",
+                (state, error, None if error_kind is None else str(error_kind), now, run_id, owner, owner, now),
             )
         return cursor.rowcount == 1
 
     def renew_leases(self, owner: str, lease_until: int) -> int:
         with self._db.write() as db:
             cursor = db.execute(
-                "UPDATE runs SET lease_until = %s WHERE owner = %s AND state IN ('queued', 'running')",
-                (lease_until, owner),
+                "UPDATE runs SET lease_until = %s WHERE owner = %s AND state IN ('queued', 'running')"
+                " AND lease_until >= %s",
+                (lease_until, owner, now_ms()),
             )
         return cursor.rowcount

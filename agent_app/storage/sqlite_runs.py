@@ -22,6 +22,7 @@ from agent_app.runs.models import (
     ACTIVE_STATES,
     BUSY_MESSAGE,
     TURN_CHANGED_MESSAGE,
+    LeaseLostError,
     Run,
     RunBusyError,
     RunState,
@@ -50,6 +51,19 @@ def events_of(run_id: str, rows: Iterable[Mapping[str, Any]]) -> list[RunEvent]:
             continue
         events.append(RunEvent(run_id=run_id, seq=row["seq"], data=data, created_at=row["created_at"]))
     return events
+
+
+def _fence(db: sqlite3.Connection, run_id: str, owner: str | None) -> None:
+    """Inside a write transaction: raise :class:`LeaseLostError` unless ``run_id`` is active, ``owner``'s and
+    its lease live (no check without an owner: writes of the page, not of the run)."""
+    if owner is None:
+        return
+    row = db.execute(
+        "SELECT 1 FROM runs WHERE id = ? AND owner = ? AND state IN ('queued', 'running') AND lease_until >= ?",
+        (run_id, owner, now_ms()),
+    ).fetchone()
+    if row is None:
+        raise LeaseLostError(f"Run {run_id} is no longer {owner}'s")
 
 
 def _run_of(row: sqlite3.Row) -> Run:
@@ -156,14 +170,19 @@ class SqliteRunStore:
         )
         return _run_of(row) if row else None
 
-    def mark_running(self, run_id: str) -> bool:
+    def mark_running(self, run_id: str, *, owner: str | None = None, lease_until: int | None = None) -> bool:
         with self._db.write() as db:
-            cursor = db.execute("UPDATE runs SET state = 'running' WHERE id = ? AND state = 'queued'", (run_id,))
+            cursor = db.execute(
+                "UPDATE runs SET state = 'running', owner = COALESCE(?, owner), lease_until = COALESCE(?, lease_until)"
+                " WHERE id = ? AND state = 'queued' AND lease_until >= ?",
+                (owner, lease_until, run_id, now_ms()),
+            )
         return cursor.rowcount == 1
 
-    def append_event(self, run_id: str, event: RunEventData) -> int:
+    def append_event(self, run_id: str, event: RunEventData, *, owner: str | None = None) -> int:
         body = event.stored_json()
         with self._db.write() as db:
+            _fence(db, run_id, owner)
             seq = int(
                 db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?", (run_id,)).fetchone()[0]
             )
@@ -172,6 +191,11 @@ class SqliteRunStore:
                 (run_id, seq, event.kind, body, now_ms()),
             )
         return seq
+
+    def append_run_message(self, run_id: str, owner: str, conversation_id: str, message: ChatMessage) -> None:
+        with self._db.write() as db:
+            _fence(db, run_id, owner)
+            insert_message(db, conversation_id, message)
 
     def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
         rows = (
@@ -200,22 +224,31 @@ class SqliteRunStore:
         return [str(row["id"]) for row in rows]
 
     def finish_run(
-        self, run_id: str, state: RunState, error: str | None = None, error_kind: ErrorKind | None = None
+        self,
+        run_id: str,
+        state: RunState,
+        error: str | None = None,
+        error_kind: ErrorKind | None = None,
+        *,
+        owner: str | None = None,
     ) -> bool:
         if state in ACTIVE_STATES:
             raise ValueError(f"{state!r} does not end a run")
+        now = now_ms()
         with self._db.write() as db:
             cursor = db.execute(
                 "UPDATE runs SET state = ?, error = ?, error_kind = ?, finished_at = ?"
-                " WHERE id = ? AND state IN ('queued', 'running')",
-                (state, error, None if error_kind is None else str(error_kind), now_ms(), run_id),
+                " WHERE id = ? AND state IN ('queued', 'running')"
+                " AND (? IS NULL OR (owner = ? AND lease_until >= ?))",
+                (state, error, None if error_kind is None else str(error_kind), now, run_id, owner, owner, now),
             )
         return cursor.rowcount == 1
 
     def renew_leases(self, owner: str, lease_until: int) -> int:
         with self._db.write() as db:
             cursor = db.execute(
-                "UPDATE runs SET lease_until = ? WHERE owner = ? AND state IN ('queued', 'running')",
-                (lease_until, owner),
+                "UPDATE runs SET lease_until = ? WHERE owner = ? AND state IN ('queued', 'running')"
+                " AND lease_until >= ?",
+                (lease_until, owner, now_ms()),
             )
         return cursor.rowcount
