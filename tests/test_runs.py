@@ -383,7 +383,8 @@ def test_an_end_the_database_refused_reads_as_ended_here_and_is_recorded_by_the_
         blocker.execute("BEGIN IMMEDIATE")  # another writer takes the database as the run ends
         return RunEnd("answered")
 
-    manager = ThreadRunManager(storage, in_turn(answered_while_locked, GatedJob()), heartbeat_seconds=0.05)
+    # No beat during the test (the heartbeat would record the end too, once the lock goes: test_run_fencing).
+    manager = ThreadRunManager(storage, in_turn(answered_while_locked, GatedJob()), heartbeat_seconds=60)
     try:
         run = manager.start(chat, None, ChatMessage(role="user", content="A question"))
         wait_until(lambda: manager.get(run.id).state == "answered", WAIT)  # type: ignore[union-attr]

@@ -12,7 +12,7 @@ import functools
 import threading
 
 from agent_app.chat_handler import ChatHandler
-from agent_app.runs.manager import RunManager, ThreadRunManager
+from agent_app.runs.manager import RunManager, ThreadRunManager, lease_ms_for
 from agent_app.runs.turn import Assistant, run_turn
 from agent_app.settings import Settings, load_settings
 from agent_app.storage import Storage, open_storage
@@ -39,7 +39,9 @@ def get_run_manager(settings: Settings) -> RunManager:
         manager = _managers.get(storage)
         if manager is None:
             manager = _managers[storage] = ThreadRunManager(
-                storage, functools.partial(run_turn, storage, current_assistant)
+                storage,
+                functools.partial(run_turn, storage, current_assistant),
+                lease_ms=lease_ms_for(settings.db_busy_timeout_ms),
             )
         return manager
 
