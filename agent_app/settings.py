@@ -159,6 +159,12 @@ class Settings(BaseModel):
     db_busy_timeout_ms: Whole = Field(
         10_000, alias="AGENT_DB_BUSY_TIMEOUT_MS", ge=0, description="an integer (milliseconds), 0 or more"
     )
+    in_process_workers: Whole = Field(
+        4,
+        alias="AGENT_IN_PROCESS_WORKERS",
+        ge=0,
+        description="a whole number of runs, 0 or more (0: no worker in the app's process)",
+    )
     max_upload_mb: Whole = Field(
         1024, alias="AGENT_MAX_UPLOAD_MB", gt=0, description="a positive whole number of megabytes"
     )
@@ -266,7 +272,7 @@ def load_settings() -> Settings:
     Called only where work starts, and the result passed down from there: a page run
     (``ui.page_layout.render_page``), a run starting (``ui.resources.current_assistant``), a route request
     (``routes.chat.chat_endpoint``, ``routes.media.media_endpoint``), a command
-    (``storage.copy_to_postgres.main``)."""
+    (``storage.copy_to_postgres.main``, ``worker.main``)."""
     raw = raw_settings()
     auth = _secrets().get("auth")
     if auth is not None:

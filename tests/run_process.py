@@ -49,7 +49,10 @@ def main(argv: list[str]) -> int:
     else:
         from agent_app.runs.queue_manager import QueueRunManager
 
-        manager = QueueRunManager.for_settings(settings, storage, lease_ms=lease_ms, heartbeat_seconds=heartbeat)
+        assert settings.database_url is not None
+        manager = QueueRunManager.open(
+            storage, settings.database_url, job, in_process_workers=0, lease_ms=lease_ms, heartbeat_seconds=heartbeat
+        )
     say({"ready": True, "owner": manager.owner})
     for line in sys.stdin:
         command = json.loads(line)

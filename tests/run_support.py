@@ -13,7 +13,7 @@ from agent_app.runs.manager import DEFAULT_MAX_RUNS, ThreadRunManager
 from agent_app.runs.models import Run
 from agent_app.runs.turn import Assistant, run_turn
 from agent_app.settings import load_settings
-from agent_app.storage import SqliteStorage
+from agent_app.storage import Storage
 
 
 def wait_until(condition: Callable[[], object], timeout: float, what: str = "timed out") -> None:
@@ -24,9 +24,7 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str = "tim
         time.sleep(0.01)
 
 
-def manager_for(
-    storage: SqliteStorage, registry: ToolRegistry, max_workers: int = DEFAULT_MAX_RUNS
-) -> ThreadRunManager:
+def manager_for(storage: Storage, registry: ToolRegistry, max_workers: int = DEFAULT_MAX_RUNS) -> ThreadRunManager:
     """A run manager whose runs are the page's real turn (assistant, in-process client, ``registry``)."""
     settings = load_settings()
     assistant = Assistant(ChatHandler(settings, registry.to_tool_schemas()), registry, settings)

@@ -153,7 +153,8 @@ def test_keys_are_not_in_the_repr(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 ENTRY_POINTS = {"agent_app/ui/page_layout.py", "agent_app/ui/resources.py", "agent_app/routes/chat.py",
-                "agent_app/routes/media.py", "agent_app/storage/copy_to_postgres.py"}  # fmt: skip
+                "agent_app/routes/media.py", "agent_app/storage/copy_to_postgres.py",
+                "agent_app/worker.py"}  # fmt: skip
 """Where work starts (a page run, a run, a route request, a command): the only readers of the settings, as
 ``load_settings``'s docstring names them; everything below is handed them."""
 

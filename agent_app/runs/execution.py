@@ -125,6 +125,8 @@ class RunExecution:
         self._heartbeat_seconds = heartbeat_seconds
         self._stops: dict[str, Cancellation] = {}
         """Runs executing here (or waiting for this process's executor), with their Stop."""
+        self._claimed: set[str] = set()
+        """Runs of ``_stops`` this process claimed (``running`` as its own): the ones it must hold on to."""
         self._queued: set[str] = set()
         """Runs this process put on a queue: their lease is renewed here until a worker claims them."""
         self._kept: dict[str, list[ChatMessage]] = {}
@@ -206,6 +208,8 @@ class RunExecution:
             if not claimed:
                 self._finish(run, RunEnd("stopped"))
                 return
+            with self._guard:
+                self._claimed.add(run.id)
             control = RunControl(run.model_copy(update={"state": "running", "owner": self.owner}), self, stop)
             try:
                 end = job(control.run, control)
@@ -221,9 +225,16 @@ class RunExecution:
         finally:
             with self._guard:
                 self._stops.pop(run.id, None)
+                self._claimed.discard(run.id)
             # A pooled thread holds no database file open between runs (a data folder can then be
             # remounted or removed); the next run on this thread opens its own connection again.
             self.storage.close()
+
+    def end_unexecuted(self, run: Run, end: RunEnd) -> None:
+        """Record the end of a queued run of this process that no worker will execute (its job was cancelled,
+        or could not be queued)."""
+        self.forget_queued(run.id)
+        self._finish(run, end)
 
     def _finish(self, run: Run, end: RunEnd) -> None:
         try:
@@ -268,9 +279,10 @@ class RunExecution:
     def _not_ours_any_more(self, renewed: int) -> None:
         """Runs of this process no longer active and its own (deleted with their conversation, marked
         interrupted, claimed by a queue worker): an executing one is stopped, a queued one forgotten. Looked
-        up only when fewer leases were renewed than runs are held here."""
+        up only when fewer leases were renewed than runs are held here (a run not claimed yet is not held: a
+        queue worker's run is still its queuer's until this process claims it)."""
         with self._guard:
-            held = [*self._stops, *self._queued, *self._unrecorded]
+            held = [*self._claimed, *self._queued, *self._unrecorded]
         if renewed >= len(held):
             return
         for run_id in held:

@@ -6,6 +6,10 @@ What PostgreSQL needs besides: an identity ``seq`` where SQLite orders by ``rowi
 search matches (SQLite folds in a Python function at query time), and each run's event counter (``seq``
 from a counter, not ``MAX(seq) + 1``). Migrations only ever get appended; a database of a newer app is
 refused rather than misread.
+
+Migration 4 is the job queue's schema (procrastinate's own ``schema.sql`` of the pinned release, its tables
+named ``procrastinate_*``), versioned with ours: a later procrastinate release that changes its schema gets
+its own numbered step here, made of that release's migration files (``procrastinate/sql/migrations``).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from procrastinate.schema import SchemaManager
 from psycopg.rows import tuple_row
 
 from agent_app.storage.base import StorageError
@@ -122,6 +127,8 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX api_tokens_by_owner ON api_tokens(owner_issuer, owner_subject, created_at);
     """,
+    # 4: the job queue (procrastinate 3.10.0's schema): agent turns as jobs on the shared database.
+    SchemaManager.get_schema(),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

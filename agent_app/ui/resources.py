@@ -12,7 +12,7 @@ import functools
 import threading
 
 from agent_app.chat_handler import ChatHandler
-from agent_app.runs.manager import RunManager, ThreadRunManager, lease_ms_for
+from agent_app.runs.manager import RunManager, StoredRunManager, ThreadRunManager, lease_ms_for
 from agent_app.runs.turn import Assistant, run_turn
 from agent_app.settings import Settings, load_settings
 from agent_app.storage import Storage, open_storage
@@ -28,22 +28,32 @@ def current_assistant() -> Assistant:
     return Assistant(ChatHandler(settings, registry.to_tool_schemas()), registry, settings)
 
 
-_managers: dict[Storage, ThreadRunManager] = {}
+_managers: dict[Storage, StoredRunManager] = {}
 _managers_lock = threading.Lock()
 
 
 def get_run_manager(settings: Settings) -> RunManager:
-    """The runs of the storage the settings name (one manager per storage, shared by sessions)."""
+    """The runs of the storage the settings name (one manager per storage, shared by sessions): on the
+    thread executor with SQLite, on the job queue with PostgreSQL (and this process's worker, unless
+    ``AGENT_IN_PROCESS_WORKERS`` is 0)."""
     storage = open_storage(settings)
     with _managers_lock:
         manager = _managers.get(storage)
         if manager is None:
-            manager = _managers[storage] = ThreadRunManager(
-                storage,
-                functools.partial(run_turn, storage, current_assistant),
-                lease_ms=lease_ms_for(settings.db_busy_timeout_ms),
-            )
+            manager = _managers[storage] = _new_manager(settings, storage)
         return manager
+
+
+def _new_manager(settings: Settings, storage: Storage) -> StoredRunManager:
+    job = functools.partial(run_turn, storage, current_assistant)
+    lease_ms = lease_ms_for(settings.db_busy_timeout_ms)
+    if settings.database_url is None:
+        return ThreadRunManager(storage, job, lease_ms=lease_ms)
+    from agent_app.runs.queue_manager import QueueRunManager  # procrastinate only where PostgreSQL is
+
+    return QueueRunManager.open(
+        storage, settings.database_url, job, in_process_workers=settings.in_process_workers, lease_ms=lease_ms
+    )
 
 
 def close_run_managers() -> None:
