@@ -70,7 +70,12 @@ def seaweedfs() -> Iterator[SeaweedServer]:
 
 @pytest.fixture
 def postgres_url(postgres_server: PostgresForTests) -> Iterator[str]:
-    yield from fresh_database_url(postgres_server)
+    """A database of the test's own; the page's run managers on it (and their queue workers, which say
+    goodbye to the queue) end before it is dropped."""
+    databases = fresh_database_url(postgres_server)
+    yield next(databases)
+    close_run_managers()
+    next(databases, None)
 
 
 @pytest.fixture

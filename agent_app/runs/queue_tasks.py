@@ -29,6 +29,10 @@ RUNTIME_KEY = "agent_runtime"
 """Where a task finds its process's :class:`QueueRuntime` in the job's context."""
 
 
+POOL_WAIT_SECONDS = 10.0
+"""How long the queue waits for a pooled connection before its call fails (a server gone for good)."""
+
+
 def run_lock(run_id: str) -> str:
     """The procrastinate lock of a run's job: how any process finds the job of a run (to abort it)."""
     return f"run:{run_id}"
@@ -36,7 +40,8 @@ def run_lock(run_id: str) -> str:
 
 def queue_app(database_url: str, *, max_connections: int = 4) -> App:
     """A procrastinate app on the shared database (psycopg 3), with the run task registered."""
-    app = App(connector=PsycopgConnector(conninfo=database_url, min_size=1, max_size=max_connections))
+    connector = PsycopgConnector(conninfo=database_url, min_size=1, max_size=max_connections, timeout=POOL_WAIT_SECONDS)
+    app = App(connector=connector)
     app.task(name=TURN_TASK, pass_context=True, retry=False)(agent_turn)
     return app
 
