@@ -15,6 +15,7 @@ from agent_app.runs.run_store import RunStore
 from agent_app.session_stores import ChatPersistence
 from agent_app.storage.accounts import AccountStore
 from agent_app.storage.models import LOCAL_OWNER, Conversation, Owner, Project, Scene
+from agent_app.transcriptions.models import TranscriptionStore
 from agent_app.types import ChatMessage, MediaAsset
 
 if TYPE_CHECKING:
@@ -126,6 +127,8 @@ class Storage(Protocol):
     def run_store(self) -> RunStore: ...
 
     def accounts(self) -> AccountStore: ...
+
+    def transcription_store(self) -> TranscriptionStore: ...
 
     @property
     def data_dir(self) -> Path: ...

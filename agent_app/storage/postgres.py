@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from psycopg import errors
+
 from agent_app.storage.base import NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
 from agent_app.storage.media_store import LocalMediaStore, MediaStore
@@ -18,6 +20,7 @@ from agent_app.storage.postgres_database import DEFAULT_MAX_CONNECTIONS, Postgre
 from agent_app.storage.postgres_projects import PostgresProjectRows
 from agent_app.storage.postgres_runs import PostgresRunStore
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS
+from agent_app.storage.transcription_rows import SqlTranscriptionStore
 
 
 class PostgresStorage(PostgresProjectRows, PostgresAssetRows, PostgresConversationRows):
@@ -56,6 +59,10 @@ class PostgresStorage(PostgresProjectRows, PostgresAssetRows, PostgresConversati
 
     def schema_version(self) -> int:
         return self._db.schema_version()
+
+    def transcription_store(self) -> SqlTranscriptionStore:
+        """The page's transcription jobs, in this database."""
+        return SqlTranscriptionStore(self._db.read, self._db.write, "%s", errors.UniqueViolation)
 
     def run_store(self) -> PostgresRunStore:
         """Runs and their events, in this database (see :mod:`agent_app.storage.postgres_runs`)."""

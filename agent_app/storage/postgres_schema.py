@@ -129,6 +129,26 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 4: the job queue (procrastinate 3.10.0's schema): agent turns as jobs on the shared database.
     SchemaManager.get_schema(),
+    # 4: transcription jobs of the page (SQLite's migration 3).
+    """
+    CREATE TABLE transcriptions (
+        id TEXT PRIMARY KEY,
+        asset_id TEXT NOT NULL REFERENCES assets(id) ON DELETE CASCADE,
+        language TEXT,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'error', 'stopped', 'interrupted')),
+        fraction DOUBLE PRECISION NOT NULL DEFAULT 0,
+        message TEXT NOT NULL DEFAULT '',
+        error TEXT,
+        stop_requested BOOLEAN NOT NULL DEFAULT FALSE,
+        owner TEXT NOT NULL,
+        lease_until BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        finished_at BIGINT
+    );
+    CREATE UNIQUE INDEX one_active_transcription_per_asset ON transcriptions(asset_id)
+        WHERE state IN ('queued', 'running');
+    CREATE INDEX transcriptions_by_asset ON transcriptions(asset_id, created_at);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -106,6 +106,26 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX api_tokens_by_owner ON api_tokens(owner_issuer, owner_subject, created_at);
     """,
+    # 4: transcription jobs of the page (progress, Stop and lease readable by every tab and process).
+    """
+    CREATE TABLE transcriptions (
+        id TEXT PRIMARY KEY,
+        asset_id TEXT NOT NULL REFERENCES assets(id) ON DELETE CASCADE,
+        language TEXT,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'error', 'stopped', 'interrupted')),
+        fraction REAL NOT NULL DEFAULT 0,
+        message TEXT NOT NULL DEFAULT '',
+        error TEXT,
+        stop_requested INTEGER NOT NULL DEFAULT 0,
+        owner TEXT NOT NULL,
+        lease_until INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER
+    );
+    CREATE UNIQUE INDEX one_active_transcription_per_asset ON transcriptions(asset_id)
+        WHERE state IN ('queued', 'running');
+    CREATE INDEX transcriptions_by_asset ON transcriptions(asset_id, created_at);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

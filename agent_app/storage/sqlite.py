@@ -5,6 +5,8 @@ hold each kind of row.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 
 from agent_app.storage.base import NotFoundError
@@ -17,6 +19,7 @@ from agent_app.storage.sqlite_conversations import ConversationRows
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase
 from agent_app.storage.sqlite_projects import ProjectRows
 from agent_app.storage.sqlite_runs import SqliteRunStore
+from agent_app.storage.transcription_rows import SqlTranscriptionStore
 
 DB_FILE_NAME = "agent.sqlite3"
 
@@ -52,6 +55,12 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
 
     def schema_version(self) -> int:
         return self._db.schema_version()
+
+    def transcription_store(self) -> SqlTranscriptionStore:
+        """The page's transcription jobs, in this database."""
+        return SqlTranscriptionStore(
+            lambda: contextlib.nullcontext(self._db.connection()), self._db.write, "?", sqlite3.IntegrityError
+        )
 
     def run_store(self) -> SqliteRunStore:
         """Runs and their events, in this database (see :mod:`agent_app.storage.sqlite_runs`)."""
