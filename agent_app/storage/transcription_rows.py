@@ -20,6 +20,7 @@ from agent_app.types import new_id, now_ms
 
 Transaction = Callable[[], contextlib.AbstractContextManager[Any]]
 _ACTIVE = "state IN ('queued', 'running')"
+_END = "state = ?, error = ?, finished_at = ?, fraction = COALESCE(?, fraction)"
 _COLUMNS = (
     "id, asset_id, language, state, fraction, message, error, stop_requested, owner, lease_until, created_at,"
     " finished_at"
@@ -124,11 +125,8 @@ class SqlTranscriptionStore:
         done = 1.0 if state == "done" else None
         fence, fenced = ("", ()) if owner is None else (" AND owner = ? AND lease_until >= ?", (owner, now))
         with self._writing() as execute:
-            cursor = execute(
-                "UPDATE transcriptions SET state = ?, error = ?, finished_at = ?, fraction = COALESCE(?, fraction)"
-                f" WHERE id = ? AND {_ACTIVE}{fence}",
-                (state, error, now, done, transcription_id, *fenced),
-            )
+            statement = f"UPDATE transcriptions SET {_END} WHERE id = ? AND {_ACTIVE}{fence}"  # noqa: S608 - constants
+            cursor = execute(statement, (state, error, now, done, transcription_id, *fenced))
         return bool(cursor.rowcount == 1)
 
     def request_stop(self, transcription_id: str) -> bool:
