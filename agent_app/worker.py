@@ -1,6 +1,7 @@
-"""``python -m agent_app.worker``: a worker process executing runs from the job queue of the shared PostgreSQL
-database (``AGENT_DATABASE_URL``), for deploys that keep the model and the tools off the web processes
-(``AGENT_IN_PROCESS_WORKERS=0`` there). SIGINT or SIGTERM stops it once its running runs have ended.
+"""``python -m agent_app.worker``: a worker process executing runs and transcriptions from the job queue of
+the shared PostgreSQL database (``AGENT_DATABASE_URL``), for deploys that keep the model and the tools off
+the web processes (``AGENT_IN_PROCESS_WORKERS=0`` there). SIGINT or SIGTERM stops it once its running jobs
+have ended.
 
 Options: ``--concurrency N`` (runs at once, default 4), ``--lease-seconds`` (how long a run of a killed worker
 takes to read as interrupted; by default twice ``AGENT_DB_BUSY_TIMEOUT_MS`` plus two beats, at least 10 s),
@@ -17,11 +18,15 @@ import logging
 import sys
 
 from agent_app.runs.execution import HEARTBEAT_SECONDS, RunExecution, lease_ms_for
+from agent_app.runs.executor import BoundedExecutor
 from agent_app.runs.manager import DEFAULT_MAX_RUNS
+from agent_app.runs.queue_tasks import QueueRuntime
 from agent_app.runs.queue_worker import QueueWorker, WorkerOptions
 from agent_app.runs.turn import run_turn
 from agent_app.settings import load_settings
 from agent_app.storage import StorageError, open_storage
+from agent_app.transcriptions.execution import TranscriptionExecution
+from agent_app.transcriptions.work import transcribe_stored
 from agent_app.ui.resources import current_assistant
 
 
@@ -57,10 +62,17 @@ def main(argv: list[str]) -> int:
     if options.lease_seconds is not None:
         lease_ms = int(options.lease_seconds * 1000)
     execution = RunExecution(storage, lease_ms=lease_ms, heartbeat_seconds=min(HEARTBEAT_SECONDS, lease_ms / 5000))
-    worker = QueueWorker(
-        settings.database_url,
+    transcriptions = TranscriptionExecution(storage, lease_ms=lease_ms, heartbeat_seconds=min(2.0, lease_ms / 5000))
+    runtime = QueueRuntime(
         execution,
         functools.partial(run_turn, storage, current_assistant),
+        BoundedExecutor(options.concurrency),
+        transcriptions,
+        functools.partial(transcribe_stored, storage, load_settings),
+    )
+    worker = QueueWorker(
+        settings.database_url,
+        runtime,
         WorkerOptions(
             concurrency=options.concurrency,
             heartbeat_seconds=options.heartbeat_seconds,

@@ -50,9 +50,7 @@ def main(argv: list[str]) -> int:
         from agent_app.runs.queue_manager import QueueRunManager
 
         assert settings.database_url is not None
-        manager = QueueRunManager.open(
-            storage, settings.database_url, job, in_process_workers=0, lease_ms=lease_ms, heartbeat_seconds=heartbeat
-        )
+        manager = QueueRunManager.open(storage, settings.database_url, lease_ms=lease_ms, heartbeat_seconds=heartbeat)
     say({"ready": True, "owner": manager.owner})
     for line in sys.stdin:
         command = json.loads(line)

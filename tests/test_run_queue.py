@@ -5,7 +5,6 @@ mid-answer leaves its run interrupted with Retry, never re-run by the queue, and
 
 from __future__ import annotations
 
-import functools
 import signal
 import time
 from collections.abc import Iterator
@@ -17,10 +16,8 @@ import pytest
 
 from agent_app.runs.queue_manager import QueueRunManager
 from agent_app.runs.recovery import is_unanswered
-from agent_app.runs.turn import run_turn
 from agent_app.storage import PostgresStorage
 from agent_app.types import ChatMessage
-from agent_app.ui.resources import current_assistant
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
 from tests.run_processes import AppProcess, app_process
@@ -37,8 +34,7 @@ LONG_ANSWER = StreamScript(pieces=400, delay_seconds=0.05)
 @pytest.fixture
 def page(postgres_url: str, tmp_path: Path) -> Iterator[tuple[PostgresStorage, QueueRunManager]]:
     storage = PostgresStorage(tmp_path / "data", postgres_url)
-    job = functools.partial(run_turn, storage, current_assistant)
-    manager = QueueRunManager.open(storage, postgres_url, job, in_process_workers=0, heartbeat_seconds=0.1)
+    manager = QueueRunManager.open(storage, postgres_url, heartbeat_seconds=0.1)
     yield storage, manager
     manager.close()
     storage.close_pool()

@@ -14,46 +14,39 @@ import logging
 from procrastinate import App
 from procrastinate.jobs import Status
 
-from agent_app.runs.execution import HEARTBEAT_SECONDS, LEASE_MS, RunEnd, RunExecution, RunJob
+from agent_app.runs.execution import HEARTBEAT_SECONDS, LEASE_MS, RunEnd, RunExecution
 from agent_app.runs.manager import StoredRunManager
 from agent_app.runs.models import Run
 from agent_app.runs.queue_tasks import TURN_TASK, queue_app, run_lock
-from agent_app.runs.queue_worker import QueueWorker, WorkerOptions
 from agent_app.storage.base import Storage
 
 logger = logging.getLogger(__name__)
 
 
 class QueueRunManager(StoredRunManager):
-    """Defers each run as a job; with ``worker``, this process also executes jobs (sharing its execution)."""
+    """Defers each run as a job; an in-process worker shares its ``execution``."""
 
-    def __init__(self, storage: Storage, execution: RunExecution, app: App, worker: QueueWorker | None) -> None:
+    def __init__(self, storage: Storage, execution: RunExecution, app: App) -> None:
         super().__init__(storage, execution)
         self._app = app
-        self._worker = worker
 
     @classmethod
-    def open(  # noqa: PLR0913 - where the queue is, and how this process takes part in it
+    def open(
         cls,
         storage: Storage,
         database_url: str,
-        job: RunJob,
         *,
-        in_process_workers: int,
         lease_ms: int = LEASE_MS,
         heartbeat_seconds: float = HEARTBEAT_SECONDS,
-        worker_options: WorkerOptions | None = None,
     ) -> QueueRunManager:
-        """A manager deferring to the queue on ``database_url``; ``in_process_workers`` > 0 also starts a worker
-        in this process executing that many runs at once."""
+        """A manager deferring to the queue on ``database_url`` (this process's worker, if any, is its own)."""
         execution = RunExecution(storage, lease_ms=lease_ms, heartbeat_seconds=heartbeat_seconds)
-        app = queue_app(database_url).open()
-        worker = None
-        if in_process_workers > 0:
-            options = worker_options or WorkerOptions(concurrency=in_process_workers, name="agent-in-process")
-            worker = QueueWorker(database_url, execution, job, options)
-            worker.start_in_thread()
-        return cls(storage, execution, app, worker)
+        return cls(storage, execution, queue_app(database_url).open())
+
+    @property
+    def app(self) -> App:
+        """The queue, opened for deferring and aborting (the transcriptions of this process share it)."""
+        return self._app
 
     def _dispatch(self, run: Run) -> None:
         self.execution.watch_queued(run.id)
@@ -83,7 +76,5 @@ class QueueRunManager(StoredRunManager):
                     self.execution.end_unexecuted(run, RunEnd("stopped"))
 
     def close(self) -> None:
-        """Stop this process's worker (its running jobs finish first) and the queue's connections."""
-        if self._worker is not None:
-            self._worker.stop()
+        """Close the queue's connections."""
         self._app.close()

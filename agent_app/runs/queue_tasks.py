@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from procrastinate import App, PsycopgConnector
 from procrastinate.job_context import JobContext
 
+from agent_app.cancellation import Cancellation
 from agent_app.runs.execution import RunExecution, RunJob
 from agent_app.runs.executor import BoundedExecutor
+from agent_app.transcriptions.execution import TranscriptionExecution, TranscriptionWork
 
 logger = logging.getLogger(__name__)
 
 TURN_TASK = "agent_turn"
 """The task name of an agent turn: stored with each job, so it never changes."""
+TRANSCRIBE_TASK = "transcribe_asset"
+"""The task name of a page's transcription: retried on another worker when its worker stalls."""
 RUNTIME_KEY = "agent_runtime"
 """Where a task finds its process's :class:`QueueRuntime` in the job's context."""
 
@@ -38,22 +43,29 @@ def run_lock(run_id: str) -> str:
     return f"run:{run_id}"
 
 
+def transcription_lock(transcription_id: str) -> str:
+    return f"transcription:{transcription_id}"
+
+
 def queue_app(database_url: str, *, max_connections: int = 4) -> App:
     """A procrastinate app on the shared database (psycopg 3), with the run task registered."""
     connector = PsycopgConnector(conninfo=database_url, min_size=1, max_size=max_connections, timeout=POOL_WAIT_SECONDS)
     app = App(connector=connector)
     app.task(name=TURN_TASK, pass_context=True, retry=False)(agent_turn)
+    app.task(name=TRANSCRIBE_TASK, pass_context=True, retry=False)(transcribe)
     return app
 
 
 @dataclass(frozen=True)
 class QueueRuntime:
-    """What a worker process executes runs with: its execution (shared with the process's run manager when
-    the worker runs in an app process), the run job, and the threads the jobs run on."""
+    """What a worker process executes jobs with: its executions (shared with the process's managers when the
+    worker runs in an app process), the run job and the transcription work, and the threads they run on."""
 
     execution: RunExecution
     job: RunJob
     executor: BoundedExecutor
+    transcriptions: TranscriptionExecution
+    transcribe: TranscriptionWork
 
 
 async def agent_turn(context: JobContext, run_id: str) -> None:
@@ -66,6 +78,23 @@ async def agent_turn(context: JobContext, run_id: str) -> None:
     if run is None or not run.active:  # deleted, or interrupted before a worker took it
         return
     stop = execution.track(run.id)
+    await _on_thread(runtime.executor, lambda: execution.execute(run, runtime.job, stop), stop)
+
+
+async def transcribe(context: JobContext, transcription_id: str) -> None:
+    """Execute the transcription job ``transcription_id`` on one of the runtime's threads; aborted like a turn."""
+    runtime: QueueRuntime = context.additional_context[RUNTIME_KEY]
+    execution = runtime.transcriptions
+    job = await asyncio.to_thread(execution.store.get, transcription_id)
+    if job is None or job.state in ("done", "error", "stopped"):
+        return
+    stop = execution.track(job.id)
+    await _on_thread(runtime.executor, lambda: execution.execute(job, runtime.transcribe, stop), stop)
+
+
+async def _on_thread(executor: BoundedExecutor, work: Callable[[], None], stop: Cancellation) -> None:
+    """``work`` on ``executor``, awaited; a cancelled wait (the queue's abort, a worker shutting down) sets
+    ``stop`` and still waits for the work to record how it ended."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
 
@@ -73,19 +102,19 @@ async def agent_turn(context: JobContext, run_id: str) -> None:
         if not done.done():
             done.set_result(None)
 
-    def work() -> None:
+    def run() -> None:
         try:
-            execution.execute(run, runtime.job, stop)
+            work()
         finally:
             try:
                 loop.call_soon_threadsafe(finished)
             except RuntimeError:  # the worker's loop is gone (the process is ending)
-                logger.warning("Run %s ended after its worker's loop", run.id)
+                logger.warning("A job ended after its worker's loop")
 
-    runtime.executor.submit(work)
+    executor.submit(run)
     try:
         await asyncio.shield(done)
-    except asyncio.CancelledError:  # aborted (Stop) or the worker is shutting down
+    except asyncio.CancelledError:
         stop.set()
         await done
         raise

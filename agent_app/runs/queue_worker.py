@@ -3,7 +3,8 @@ app process (the in-process worker, on by default with PostgreSQL: ``AGENT_IN_PR
 
 Besides procrastinate's own loop it sweeps stalled jobs (their worker stopped sending heartbeats: killed,
 machine lost): an agent turn's job is marked failed, never retried (its run reads as interrupted once its
-lease ends, and the page offers Retry).
+lease ends, and the page offers Retry); a transcription's job is queued again, and the worker taking it
+claims the transcription once the dead worker's lease has run out (the transcript cache keeps what was done).
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from dataclasses import dataclass
 from procrastinate import App
 from procrastinate.jobs import Status
 
-from agent_app.runs.execution import RunExecution, RunJob
-from agent_app.runs.executor import BoundedExecutor
-from agent_app.runs.queue_tasks import RUNTIME_KEY, TURN_TASK, QueueRuntime, queue_app
+from agent_app.runs.queue_tasks import RUNTIME_KEY, TRANSCRIBE_TASK, TURN_TASK, QueueRuntime, queue_app
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +38,13 @@ class WorkerOptions:
 
 
 class QueueWorker:
-    """One procrastinate worker on ``database_url`` executing runs through ``execution``."""
+    """One procrastinate worker on ``database_url`` executing jobs with ``runtime`` (its executor's threads
+    bound how many at once: ``options.concurrency`` should match)."""
 
-    def __init__(self, database_url: str, execution: RunExecution, job: RunJob, options: WorkerOptions) -> None:
+    def __init__(self, database_url: str, runtime: QueueRuntime, options: WorkerOptions) -> None:
         self.options = options
         self._app: App = queue_app(database_url, max_connections=options.concurrency + 3)
-        self._runtime = QueueRuntime(execution, job, BoundedExecutor(options.concurrency))
+        self._runtime = runtime
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._thread: threading.Thread | None = None
@@ -78,9 +78,14 @@ class QueueWorker:
             try:
                 stalled = await manager.get_stalled_jobs(seconds_since_heartbeat=self.options.stalled_seconds)
                 for job in stalled:
-                    if job.task_name == TURN_TASK and job.id is not None:
+                    if job.id is None:
+                        continue
+                    if job.task_name == TURN_TASK:
                         logger.warning("Turn job %s stalled (its worker is gone): failed, not retried", job.id)
                         await manager.finish_job_by_id_async(job.id, status=Status.FAILED, delete_job=False)
+                    elif job.task_name == TRANSCRIBE_TASK:
+                        logger.warning("Transcription job %s stalled (its worker is gone): queued again", job.id)
+                        await manager.retry_job(job)
             except Exception:
                 logger.warning("Could not sweep stalled jobs", exc_info=True)
 
