@@ -15,6 +15,7 @@ from fake_llm import FakeLLMServer, openai_text, transcription_reply
 from tests.media_samples import make_video, make_wav
 from tests.page_support import bubbles, configure_env, new_page, send, texts
 from tests.storage_backends import stored_path
+from tests.transcribe_support import transcribe_on_page
 
 
 @pytest.fixture
@@ -179,7 +180,7 @@ def test_transcript_segment_click_moves_the_playhead(
     fake_llm.transcription.push(
         transcription_reply("hello harbour", segments=[(0.0, 1.0, "hello"), (2.0, 2.9, "harbour")])
     )
-    at.button(key=f"transcript_{asset_id}_run").click().run()
+    transcribe_on_page(at, asset_id, data_dir)
     assert not at.exception
     at.button(key=f"transcript_{asset_id}_seek_1").click().run()
     assert at.session_state["ws.playhead_ms"] == 2000

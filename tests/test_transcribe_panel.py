@@ -16,7 +16,7 @@ from agent_app.media.transcript_types import Transcript, TranscriptSegment
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.transcript_panel import transcript_exports
-from tests.transcribe_support import new_workspace
+from tests.transcribe_support import new_workspace, transcribe_on_page
 from testsupport.media_factory import SENTENCES, MediaFile, silent_mp4, speech_mp4, speech_track
 
 pytestmark = pytest.mark.usefixtures("offline_transcription")
@@ -28,6 +28,7 @@ def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
 
     import streamlit as st
 
+    from agent_app.settings import Settings
     from agent_app.storage import ProjectMediaLibrary, SqliteStorage
     from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
     from agent_app.ui.transcript_panel import render_transcript_panel
@@ -39,6 +40,7 @@ def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
         context=AgentContext(project_id=project_id, media_assets=[asset], playback_time_ms=playhead),
         media=ProjectMediaLibrary(storage, project_id),
         data_dir=Path(data_dir),
+        settings=Settings.model_validate({"AGENT_DATA_DIR": data_dir}),  # Transcribe queues on this storage
     )
 
     def on_seek(milliseconds: int) -> None:
@@ -67,7 +69,7 @@ def test_transcribe_button_fills_the_panel_and_segments_seek_the_player(tmp_path
     assert len(app.download_button) == 0
     assert any("No transcript yet" in c.value for c in app.caption)
 
-    app.button(key=f"{key}_run").click().run()
+    transcribe_on_page(app, asset.id, tmp_path / "data")
     assert not app.exception and not app.error
     assert [b.label for b in app.download_button] == ["SRT", "WebVTT", "Words", "Text", "JSON"]
     seek_buttons = [b for b in app.button if b.key and b.key.startswith(f"{key}_seek_")]
@@ -88,7 +90,7 @@ def test_transcribe_button_fills_the_panel_and_segments_seek_the_player(tmp_path
 def test_a_failing_transcription_shows_the_reason(tmp_path: Path) -> None:
     app, asset = app_for(tmp_path, silent_mp4(tmp_path / "silent.mp4"), "Screen.mp4")
     app.run()
-    app.button(key=f"transcript_{asset.id}_run").click().run()
+    transcribe_on_page(app, asset.id, tmp_path / "data")
     assert not app.exception
     assert (
         len(app.error) == 1
@@ -122,7 +124,7 @@ def test_a_transcript_with_missing_stretches_says_so_in_the_panel(tmp_path: Path
     media = MediaFile(samples[None], 48_000, codec="aac", hole=(spans[0][1], 3_000)).write(tmp_path / "paused.mkv")
     app, asset = app_for(tmp_path, media, "Paused.mkv")
     app.run()
-    app.button(key=f"transcript_{asset.id}_run").click().run()
+    transcribe_on_page(app, asset.id, tmp_path / "data")
     assert not app.exception and not app.error
     assert len(app.warning) == 1 and "gaps" in app.warning[0].value
 
@@ -155,7 +157,7 @@ def test_a_tool_error_quoting_a_file_name_is_shown_literally(tmp_path: Path) -> 
     name = "![x](p.png) **loud**"  # a file name keeps no "/": the image is relative, still fetched
     app, asset = app_for(tmp_path, silent_mp4(tmp_path / "silent.mp4"), f"{name}.mp4")
     app.run()
-    app.button(key=f"transcript_{asset.id}_run").click().run()
+    transcribe_on_page(app, asset.id, tmp_path / "data")
     assert not app.exception and len(app.error) == 1
     error = str(app.error[0].value)
     assert "no audio stream" in error

@@ -8,11 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamlit.testing.v1 import AppTest
+
 from agent_app.settings import load_settings
 from agent_app.storage import ProjectMediaLibrary, SqliteStorage
 from agent_app.types import AgentContext, MediaAsset, ToolEnvironment
 from agent_app.validation import parse_tool_args
 from plugins.transcribe_video import TRANSCRIBE_VIDEO
+from tests.run_support import wait_until
 
 SETTINGS = ("TRANSCRIBE_BACKEND", "TRANSCRIBE_MODEL", "TRANSCRIBE_API_KEY", "TRANSCRIBE_BASE_URL",
             "LLM_PROVIDER", "LLM_MODEL", "LLM_API_KEY", "LLM_BASE_URL", "GOOGLE_GEMINI_BASE_URL",
@@ -63,3 +66,17 @@ def transcribe_upload(path: Path, data_dir: Path, **args: object) -> tuple[Media
     workspace = new_workspace(data_dir)
     asset = workspace.add(path)
     return asset, run_transcribe_tool(dict(args), workspace.env())
+
+
+def transcribe_on_page(app: AppTest, asset_id: str, data_dir: Path, timeout: float = 180.0) -> None:
+    """Press the panel's Transcribe and rerun the page once the job it queued has ended (the job runs on the
+    server, as it would with the tab closed)."""
+    app.button(key=f"transcript_{asset_id}_run").click().run()
+    store = SqliteStorage(data_dir).transcription_store()
+
+    def ended() -> bool:
+        job = store.latest(asset_id)
+        return job is not None and not job.active
+
+    wait_until(ended, timeout, "the transcription job did not end")
+    app.run()

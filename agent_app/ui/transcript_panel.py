@@ -1,5 +1,6 @@
 """The transcript panel under the player: the asset's transcript as clickable timestamped segments (searchable,
-paged, the one at the playhead marked), a Transcribe button and SRT / WebVTT / text downloads.
+paged, the one at the playhead marked), a Transcribe button (a job on the server, its progress drawn from
+storage: :mod:`agent_app.ui.transcribe_action`) and SRT / WebVTT / text downloads.
 
 It reads the whole transcript from the cache, never from the chat (the model only sees a bounded excerpt).
 Widget keys carry the asset id, so switching assets never carries a page or a click over.
@@ -8,7 +9,6 @@ Widget keys carry the asset id, so switching assets never carries a page or a cl
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,19 +18,20 @@ import streamlit as st
 
 from agent_app.media import (
     Transcript,
-    TranscriptionRequest,
     saved_transcript,
     to_json,
     to_srt,
     to_text,
     to_vtt,
     to_vtt_words,
-    transcribe_asset,
 )
 from agent_app.storage import StorageError
+from agent_app.transcriptions.manager import TranscriptionManager
 from agent_app.types import MediaAsset, ToolEnvironment
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration
 from agent_app.ui.pickers import unique_labels
+from agent_app.ui.resources import get_transcription_manager
+from agent_app.ui.transcribe_action import queue_transcription, render_transcription_progress
 from agent_app.ui.transcript_view import (
     Page,
     highlighted,
@@ -83,24 +84,6 @@ SPOKEN_LANGUAGES = {
 
 def _language_name(code: str | None) -> str:
     return "Auto (detect)" if code is None else SPOKEN_LANGUAGES.get(code, code)
-
-
-def _transcribe(asset: MediaAsset, env: ToolEnvironment, key: str, language: str | None) -> None:
-    """Transcribe ``asset`` in ``language`` (``None``: detected) with a progress bar (the same media call the
-    ``transcribe_video`` tool makes, so the two share the cache); errors are shown, not raised."""
-    bar = st.progress(0.0, text="Starting")
-
-    def report(fraction: float, message: str) -> None:
-        bar.progress(min(1.0, max(0.0, fraction)), text=message)
-
-    try:
-        transcribe_asset(dataclasses.replace(env, report_progress=report), asset, TranscriptionRequest(language))
-    except Exception as exc:  # noqa: BLE001 - every failure is shown to the user, the page goes on
-        bar.empty()
-        st.session_state[f"{key}_error"] = str(exc)
-    else:
-        bar.empty()
-        st.session_state.pop(f"{key}_error", None)
 
 
 def _on_search(key: str) -> None:
@@ -221,9 +204,13 @@ def render_transcript_panel(
     env: ToolEnvironment,
     on_seek: Callable[[int], None],
     transcript: Transcript | None = None,
+    transcriptions: TranscriptionManager | None = None,
 ) -> None:
     """Draw the transcript panel of ``asset`` (see the module docstring); ``transcript`` when the caller
-    has already read it this run."""
+    has already read it this run; ``transcriptions``: where Transcribe queues its job (default: the
+    process's, for the storage ``env.settings`` names)."""
+    if transcriptions is None:
+        transcriptions = get_transcription_manager(env.settings)
     key = f"transcript_{asset.id}"
     st.subheader("Transcript", anchor=False)
     if transcript is None:
@@ -243,11 +230,8 @@ def render_transcript_panel(
             help="Runs offline by default; no chat needed. A file already transcribed is answered from the cache.",
         )
     if run:
-        _transcribe(asset, env, key, language)
-        transcript = _saved(asset, env)
-    error = st.session_state.get(f"{key}_error")
-    if error:
-        st.error(escape_markdown(str(error)), icon=":material/error:")  # it can quote a file name or arguments
+        queue_transcription(transcriptions, asset.id, key, language)
+    render_transcription_progress(transcriptions, asset.id, key)
     if transcript is None:
         st.caption("No transcript yet. Transcribe it here, or ask the assistant what is said in the clip.")
         return
