@@ -4,7 +4,7 @@ the web processes (``AGENT_IN_PROCESS_WORKERS=0`` there). SIGINT or SIGTERM stop
 have ended.
 
 Options: ``--concurrency N`` (runs at once, default 4), ``--lease-seconds`` (how long a run of a killed worker
-takes to read as interrupted; by default twice ``AGENT_DB_BUSY_TIMEOUT_MS`` plus two beats, at least 10 s),
+takes to read as interrupted; by default ``AGENT_DB_BUSY_TIMEOUT_MS`` plus two beats and a second, at least 10 s),
 ``--heartbeat-seconds`` and ``--stalled-seconds`` (the queue's worker heartbeat, and the silence after which a
 worker's jobs count as stalled).
 """

@@ -106,7 +106,8 @@ def test_a_server_killed_mid_run_restarts_to_an_interrupted_run_with_retry_and_n
     fake_llm.chat.push(openai_text("Second answer, after Retry."))
     with run_streamlit(env, tmp_path) as second:
         page.goto(f"{second.base_url}/?{query}")
-        # The dead server's run is live until its lease runs out (10 s), then interrupted, with Retry.
+        # The dead server's run is live until its lease runs out (15 s with the default busy timeout), then
+        # interrupted, with Retry.
         expect(page.get_by_text("did not finish")).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(page.get_by_text("Second question, cut short").first).to_be_visible()
         expect(page.get_by_text("First answer.")).to_be_visible()

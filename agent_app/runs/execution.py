@@ -8,9 +8,9 @@ a new one) writes nothing more when it resumes: the run stops itself instead.
 
 Liveness is a lease: while a run of this process is queued, running, or ended with its end not yet
 recorded (a busy database), the heartbeat pushes ``lease_until`` forward every ``heartbeat_seconds``. The
-lease outlives the database's busy timeout (:func:`lease_ms_for`), so a held lock reads as a busy
-database, never as a dead server; a process that stops or is killed stops renewing, and once the lease
-ends every reader treats the run as interrupted.
+lease outlives the database's busy timeout (:func:`lease_ms_for`) and a renewal the database refused is
+tried again at once, so a held lock reads as a busy database, never as a dead server; a process that stops
+or is killed stops renewing, and once the lease ends every reader treats the run as interrupted.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ HEARTBEAT_SECONDS = 2.0
 
 
 def lease_ms_for(busy_timeout_ms: int, heartbeat_seconds: float = HEARTBEAT_SECONDS) -> int:
-    """A lease that outlives a lock held for twice the busy timeout: a renewal that waited out the busy
-    timeout and failed has time for the next beats before anyone reads the run as interrupted."""
-    return max(LEASE_MS, 2 * busy_timeout_ms + int(2_000 * heartbeat_seconds))
+    """A lease that outlives the busy timeout by two beats and a second: a renewal that waited out the busy
+    timeout and failed is tried again at once, and goes in as the lock goes, before the lease ends."""
+    return max(LEASE_MS, busy_timeout_ms + int(2_000 * heartbeat_seconds) + 1_000)
 
 
 @dataclass(frozen=True)
@@ -264,17 +264,19 @@ class RunExecution:
                 if not (self._stops or self._queued or self._unrecorded):
                     self._heartbeat = None
                     return
+            pause = self._heartbeat_seconds
             try:
                 renewed = self.store.renew_leases(self.owner, now_ms() + self.lease_ms)
                 for run_id in self.store.stop_requested(self.owner):
                     self.cancel(run_id)
                 self._not_ours_any_more(renewed)
                 self._retry_unrecorded_ends()
-            except Exception:
+            except Exception:  # a busy database, most often: tried again soon, the lease has room for it
                 logger.warning("Could not renew the runs' leases", exc_info=True)
+                pause = self._heartbeat_seconds / 10
             finally:
                 self.storage.close()  # one short write per beat: no file held open in between
-            time.sleep(self._heartbeat_seconds)
+            time.sleep(pause)
 
     def _not_ours_any_more(self, renewed: int) -> None:
         """Runs of this process no longer active and its own (deleted with their conversation, marked
