@@ -13,9 +13,13 @@ import webvtt
 from streamlit.testing.v1 import AppTest
 
 from agent_app.media.transcript_types import Transcript, TranscriptSegment
+from agent_app.storage import SqliteStorage
 from agent_app.types import MediaAsset
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.transcript_panel import transcript_exports
+from fake_llm import FakeLLMServer, delayed, transcription_reply
+from tests.media_samples import make_video
+from tests.run_support import wait_until
 from tests.transcribe_support import new_workspace, transcribe_on_page
 from testsupport.media_factory import SENTENCES, MediaFile, silent_mp4, speech_mp4, speech_track
 
@@ -275,3 +279,27 @@ def test_downloads_are_written_only_when_clicked(tmp_path: Path) -> None:
     assert [b.label for b in app.download_button] == ["SRT", "WebVTT", "Text", "JSON"]
     for button in app.download_button:
         assert button.proto.deferred_file_id and not button.proto.url  # a callable, not bytes sent each run
+
+
+def test_a_transcription_queued_in_one_tab_shows_its_progress_and_stop_in_another(
+    tmp_path: Path, openai_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job lives on the server: the tab that queued it is left alone (as if closed), a second tab draws
+    its progress from storage and stops it; the first tab, drawn again, says so."""
+    monkeypatch.setenv("TRANSCRIBE_BACKEND", "openai")
+    monkeypatch.setenv("TRANSCRIBE_MODEL", "fake-whisper")
+    openai_llm.transcription.push(delayed(transcription_reply("never heard"), 60.0))
+    first, asset = app_for(tmp_path, make_video(tmp_path / "tone.mp4", seconds=2.0), "Tone.mp4")
+    key = f"transcript_{asset.id}"
+    first.run()
+    first.button(key=f"{key}_run").click().run()
+    wait_until(lambda: len(openai_llm.transcription.requests) == 1, 60, "the job never reached the transcriber")
+    second = AppTest.from_function(panel_page, args=first.args, default_timeout=60)
+    second.run()
+    assert not second.exception and len(second.get("progress")) == 1
+    second.button(key=f"{key}_stop").click().run()
+    store = SqliteStorage(tmp_path / "data").transcription_store()
+    wait_until(lambda: store.latest(asset.id).state == "stopped", 10)  # type: ignore[union-attr]
+    first.run()
+    assert not first.exception and len(first.get("progress")) == 0
+    assert any(caption.value == "Transcription stopped." for caption in first.caption)
