@@ -106,3 +106,13 @@ def test_a_worker_killed_mid_answer_leaves_the_run_interrupted_and_retry_runs_on
     ]
     assert len(openai_llm.chat.requests) == 2
     assert storage.run_store().get_run(retry.id).owner.split(":")[1] != str(first.process.pid)  # type: ignore[union-attr]
+
+
+def test_the_queue_schema_is_the_installed_procrastinate_release_s() -> None:
+    """Migration 3 is procrastinate's schema as the pinned release ships it: a release that changes it fails
+    here, and needs its migration files appended as a step of our own."""
+    from procrastinate.schema import SchemaManager
+
+    from agent_app.storage.postgres_schema import MIGRATIONS
+
+    assert MIGRATIONS[2] == SchemaManager.get_schema()

@@ -18,7 +18,7 @@ from agent_app.runs.queue_tasks import queue_app
 from agent_app.settings import load_settings
 from agent_app.storage import PostgresStorage, ProjectMediaLibrary
 from agent_app.transcriptions.execution import TranscriptionExecution
-from agent_app.transcriptions.manager import QueueTranscriptionManager
+from agent_app.transcriptions.queue_manager import QueueTranscriptionManager
 from agent_app.types import MediaAsset, ToolEnvironment
 from fake_llm import FakeLLMServer, delayed, transcription_reply
 from tests.media_samples import make_video

@@ -14,13 +14,24 @@ its own numbered step here, made of that release's migration files (``procrastin
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Any
 
 import psycopg
-from procrastinate.schema import SchemaManager
 from psycopg.rows import tuple_row
 
 from agent_app.storage.base import StorageError
+
+
+def _queue_schema() -> str:
+    """procrastinate's ``schema.sql`` (what its ``SchemaManager.get_schema`` reads), found without importing
+    the package: a SQLite app never loads the queue."""
+    spec = importlib.util.find_spec("procrastinate")
+    if spec is None or spec.origin is None:
+        raise ImportError("procrastinate is not installed (see requirements.txt)")
+    return (Path(spec.origin).parent / "sql" / "schema.sql").read_text(encoding="utf-8")
+
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: projects, scenes, assets, conversations, messages.
@@ -128,8 +139,8 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX api_tokens_by_owner ON api_tokens(owner_issuer, owner_subject, created_at);
     """,
     # 4: the job queue (procrastinate 3.10.0's schema): agent turns as jobs on the shared database.
-    SchemaManager.get_schema(),
-    # 4: transcription jobs of the page (SQLite's migration 3).
+    _queue_schema(),
+    # 5: transcription jobs of the page (SQLite's migration 4).
     """
     CREATE TABLE transcriptions (
         id TEXT PRIMARY KEY,

@@ -1,23 +1,17 @@
 """Starting, stopping and reading the page's transcription jobs: :class:`TranscriptionManager` is the
 interface; :class:`ThreadTranscriptionManager` executes on this process's executor (SQLite), and
-:class:`QueueTranscriptionManager` defers to the job queue (PostgreSQL), where Stop is the queue's abort and
-a job whose worker died is taken up again by another worker."""
+:class:`~agent_app.transcriptions.queue_manager.QueueTranscriptionManager` defers to the job queue
+(PostgreSQL), where Stop is the queue's abort and a job whose worker died is taken up again by another
+worker."""
 
 from __future__ import annotations
 
-import logging
 from typing import Protocol
 
-from procrastinate import App
-from procrastinate.jobs import Status
-
 from agent_app.runs.executor import BoundedExecutor
-from agent_app.runs.queue_tasks import TRANSCRIBE_TASK, transcription_lock
 from agent_app.transcriptions.execution import TranscriptionExecution, TranscriptionWork
 from agent_app.transcriptions.models import Transcription
 from agent_app.types import now_ms
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_TRANSCRIPTIONS = 2
 """Transcriptions at once in one process: each keeps a core busy."""
@@ -33,7 +27,9 @@ class TranscriptionManager(Protocol):
     def latest(self, asset_id: str) -> Transcription | None: ...
 
 
-class _StoredTranscriptions:
+class StoredTranscriptions:
+    """A :class:`TranscriptionManager` on storage; a subclass dispatches the jobs it accepts."""
+
     def __init__(self, execution: TranscriptionExecution) -> None:
         self.execution = execution
         self.store = execution.store
@@ -57,7 +53,7 @@ class _StoredTranscriptions:
         raise NotImplementedError
 
 
-class ThreadTranscriptionManager(_StoredTranscriptions):
+class ThreadTranscriptionManager(StoredTranscriptions):
     """Transcriptions on a bounded executor of this process (SQLite)."""
 
     def __init__(
@@ -70,34 +66,3 @@ class ThreadTranscriptionManager(_StoredTranscriptions):
     def _dispatch(self, job: Transcription) -> None:
         stop = self.execution.track(job.id)
         self._executor.submit(lambda: self.execution.execute(job, self._work, stop))
-
-
-class QueueTranscriptionManager(_StoredTranscriptions):
-    """Transcriptions as jobs on the shared database's queue (whichever worker takes them)."""
-
-    def __init__(self, execution: TranscriptionExecution, app: App) -> None:
-        super().__init__(execution)
-        self._app = app
-
-    def _dispatch(self, job: Transcription) -> None:
-        self.execution.watch_queued(job.id)
-        try:
-            self._app.configure_task(name=TRANSCRIBE_TASK, lock=transcription_lock(job.id)).defer(
-                transcription_id=job.id
-            )
-        except Exception:
-            logger.exception("Transcription %s could not be queued", job.id)
-            self.execution.forget_queued(job.id)
-            self.store.finish(job.id, None, "error", "The transcription could not be queued")
-
-    def stop(self, transcription_id: str) -> bool:
-        asked = super().stop(transcription_id)
-        manager = self._app.job_manager
-        for queued in manager.list_jobs(task=TRANSCRIBE_TASK, lock=transcription_lock(transcription_id)):
-            if queued.id is None or queued.status not in (Status.TODO.value, Status.DOING.value):
-                continue
-            manager.cancel_job_by_id(queued.id, abort=True)
-            if manager.get_job_status(queued.id) == Status.CANCELLED:
-                self.execution.forget_queued(transcription_id)
-                self.store.finish(transcription_id, None, "stopped", None)
-        return asked

@@ -89,7 +89,7 @@ def _new_jobs(settings: Settings, storage: Storage) -> _ProcessJobs:
     from agent_app.runs.queue_manager import QueueRunManager
     from agent_app.runs.queue_tasks import QueueRuntime
     from agent_app.runs.queue_worker import QueueWorker, WorkerOptions
-    from agent_app.transcriptions.manager import QueueTranscriptionManager
+    from agent_app.transcriptions.queue_manager import QueueTranscriptionManager
 
     runs = QueueRunManager.open(storage, settings.database_url, lease_ms=lease_ms)
     worker = None
