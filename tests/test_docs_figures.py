@@ -78,7 +78,7 @@ FIGURES: list[tuple[str, str, float]] = [
     # Runs and the orchestrator
     (ARCHITECTURE, r"redraws from storage every ([\d.]+) s", chat_panel.POLL_SECONDS),
     (ARCHITECTURE, r"A run's lease, renewed every (\d+) s", HEARTBEAT_SECONDS),
-    (ARCHITECTURE, r"with Retry, (\d+) s later at most", LEASE_MS / 1000),
+    (ARCHITECTURE, r"two beats and a second, at\s+least (\d+) s", LEASE_MS / 1000),
     (ARCHITECTURE, r"cap at (\d+) rounds", orchestrator_options.MAX_ITERATIONS),
     (ARCHITECTURE, r"rounds and (\d+) calls a turn", orchestrator_options.MAX_CALLS_PER_ROUND),
     # Media
