@@ -116,3 +116,10 @@ def test_the_queue_schema_is_the_installed_procrastinate_release_s() -> None:
     from agent_app.storage.postgres_schema import MIGRATIONS
 
     assert MIGRATIONS[2] == SchemaManager.get_schema()
+
+
+def test_the_worker_without_a_database_says_what_it_needs(tmp_path: Path) -> None:
+    env = {"AGENT_DATABASE_URL": "", "AGENT_DATA_DIR": str(tmp_path / "data")}
+    with app_process(["-m", "agent_app.worker"], env, tmp_path, "no-database") as started:
+        assert started.process.wait(timeout=WAIT) == 2
+    assert "needs AGENT_DATABASE_URL" in started.output()

@@ -49,6 +49,9 @@ class StoredTranscriptions:
     def latest(self, asset_id: str) -> Transcription | None:
         return self.store.latest(asset_id)
 
+    def close(self) -> None:
+        """Start no more jobs (the queue's connections are its run manager's to close)."""
+
     def _dispatch(self, job: Transcription) -> None:
         raise NotImplementedError
 
@@ -66,3 +69,7 @@ class ThreadTranscriptionManager(StoredTranscriptions):
     def _dispatch(self, job: Transcription) -> None:
         stop = self.execution.track(job.id)
         self._executor.submit(lambda: self.execution.execute(job, self._work, stop))
+
+    def close(self) -> None:
+        """Start no more jobs: the executor's threads end once the queued ones are done."""
+        self._executor.close()

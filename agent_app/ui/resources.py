@@ -21,7 +21,7 @@ from agent_app.settings import Settings, load_settings
 from agent_app.storage import Storage, open_storage
 from agent_app.tool_plugins import usable_tool_registry
 from agent_app.transcriptions.execution import TranscriptionExecution
-from agent_app.transcriptions.manager import ThreadTranscriptionManager, TranscriptionManager
+from agent_app.transcriptions.manager import StoredTranscriptions, ThreadTranscriptionManager, TranscriptionManager
 from agent_app.transcriptions.work import transcribe_stored
 
 if TYPE_CHECKING:
@@ -42,12 +42,13 @@ class _ProcessJobs:
     """A storage's runs and transcriptions in this process, and its in-process queue worker (if any)."""
 
     runs: StoredRunManager
-    transcriptions: TranscriptionManager
+    transcriptions: StoredTranscriptions
     worker: QueueWorker | None = None
 
     def close(self) -> None:
         if self.worker is not None:
             self.worker.stop()  # its running jobs finish first
+        self.transcriptions.close()
         self.runs.close()
 
 
