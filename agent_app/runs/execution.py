@@ -137,6 +137,7 @@ class RunExecution:
         ended; the heartbeat keeps their lease and records the end once storage takes it."""
         self._guard = threading.Lock()
         self._heartbeat: threading.Thread | None = None
+        self._closed = False
 
     # --- what this process holds ------------------------------------------------------------------
     def track(self, run_id: str) -> Cancellation:
@@ -251,6 +252,11 @@ class RunExecution:
         if self.store.finish_run(run.id, end.state, end.error, end.error_kind, owner=self.owner):
             self.store.append_event(run.id, EndEvent(state=end.state, error=end.error, error_kind=end.error_kind))
 
+    def close(self) -> None:
+        """Keep no lease alive any more (a process, or a test, done with its runs): the heartbeat ends."""
+        with self._guard:
+            self._closed = True
+
     # --- heartbeat ----------------------------------------------------------------------------
     def _ensure_heartbeat(self) -> None:
         """Called with the guard held."""
@@ -261,7 +267,7 @@ class RunExecution:
     def _beat(self) -> None:
         while True:
             with self._guard:
-                if not (self._stops or self._queued or self._unrecorded):
+                if self._closed or not (self._stops or self._queued or self._unrecorded):
                     self._heartbeat = None
                     return
             pause = self._heartbeat_seconds
@@ -271,8 +277,8 @@ class RunExecution:
                     self.cancel(run_id)
                 self._not_ours_any_more(renewed)
                 self._retry_unrecorded_ends()
-            except Exception:  # a busy database, most often: tried again soon, the lease has room for it
-                logger.warning("Could not renew the runs' leases", exc_info=True)
+            except Exception as exc:  # noqa: BLE001 - a busy database, most often: tried again soon (the lease has room)
+                logger.warning("Could not renew the runs' leases: %s", exc)
                 pause = self._heartbeat_seconds / 10
             finally:
                 self.storage.close()  # one short write per beat: no file held open in between

@@ -165,7 +165,8 @@ class StoredRunManager:
         return self._as_known(self.store.latest_run(conversation_id))
 
     def close(self) -> None:
-        """Start no more runs (the heartbeat ends with the last run)."""
+        """Start no more runs; this process keeps no lease alive any more."""
+        self.execution.close()
 
     # --- dispatching --------------------------------------------------------------------------
     def _dispatch(self, run: Run) -> None:

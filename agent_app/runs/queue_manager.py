@@ -76,5 +76,6 @@ class QueueRunManager(StoredRunManager):
                     self.execution.end_unexecuted(run, RunEnd("stopped"))
 
     def close(self) -> None:
-        """Close the queue's connections."""
+        """Close the queue's connections; this process keeps no lease alive any more."""
+        self.execution.close()
         self._app.close()

@@ -73,6 +73,7 @@ class TranscriptionExecution:
         self._queued: set[str] = set()
         self._guard = threading.Lock()
         self._heartbeat: threading.Thread | None = None
+        self._closed = False
 
     def track(self, job_id: str) -> Cancellation:
         stop = Cancellation()
@@ -151,15 +152,33 @@ class TranscriptionExecution:
     def _beat(self) -> None:
         while True:
             with self._guard:
-                if not (self._stops or self._queued):
+                if self._closed or not (self._stops or self._queued):
                     self._heartbeat = None
                     return
             try:
-                self.store.renew(self.owner, now_ms() + self.lease_ms)
+                renewed = self.store.renew(self.owner, now_ms() + self.lease_ms)
                 for job_id in self.store.stop_requested(self.owner):
                     self.cancel(job_id)
-            except Exception:
-                logger.warning("Could not renew the transcriptions' leases", exc_info=True)
+                self._forget_taken(renewed)
+            except Exception as exc:  # noqa: BLE001 - logged in a line: a busy or lost database, tried again
+                logger.warning("Could not renew the transcriptions' leases: %s", exc)
             finally:
                 self.storage.close()
             time.sleep(self._heartbeat_seconds)
+
+    def _forget_taken(self, renewed: int) -> None:
+        """Queued jobs a worker claimed (or that ended) are no longer this process's to keep alive."""
+        with self._guard:
+            queued = list(self._queued)
+            held = len(self._stops) + len(queued)
+        if renewed >= held:
+            return
+        for job_id in queued:
+            job = self.store.get(job_id)
+            if job is None or not job.active or job.owner != self.owner:
+                self.forget_queued(job_id)
+
+    def close(self) -> None:
+        """Keep no lease alive any more (a process, or a test, done with its jobs)."""
+        with self._guard:
+            self._closed = True

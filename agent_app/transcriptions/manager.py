@@ -51,6 +51,7 @@ class StoredTranscriptions:
 
     def close(self) -> None:
         """Start no more jobs (the queue's connections are its run manager's to close)."""
+        self.execution.close()
 
     def _dispatch(self, job: Transcription) -> None:
         raise NotImplementedError
@@ -71,5 +72,6 @@ class ThreadTranscriptionManager(StoredTranscriptions):
         self._executor.submit(lambda: self.execution.execute(job, self._work, stop))
 
     def close(self) -> None:
-        """Start no more jobs: the executor's threads end once the queued ones are done."""
+        """Start no more jobs: the executor's threads end once the queued ones are done (the heartbeat ends
+        with the last job)."""
         self._executor.close()
