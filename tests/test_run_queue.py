@@ -109,13 +109,13 @@ def test_a_worker_killed_mid_answer_leaves_the_run_interrupted_and_retry_runs_on
 
 
 def test_the_queue_schema_is_the_installed_procrastinate_release_s() -> None:
-    """Migration 3 is procrastinate's schema as the pinned release ships it: a release that changes it fails
+    """Migration 4 is procrastinate's schema as the pinned release ships it: a release that changes it fails
     here, and needs its migration files appended as a step of our own."""
     from procrastinate.schema import SchemaManager
 
     from agent_app.storage.postgres_schema import MIGRATIONS
 
-    assert MIGRATIONS[2] == SchemaManager.get_schema()
+    assert MIGRATIONS[3] == SchemaManager.get_schema()
 
 
 def test_the_worker_without_a_database_says_what_it_needs(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The job queue's side of a run: procrastinate (PostgreSQL only) holds each accepted run as a job; a worker
 executes it through the same :class:`~agent_app.runs.execution.RunExecution` as the thread executor.
 
-Why procrastinate: its queue lives in the PostgreSQL the app already shares (its schema is our migration 3),
+Why procrastinate: its queue lives in the PostgreSQL the app already shares (its schema is our migration 4),
 it runs sync and async tasks, aborts a running job (LISTEN/NOTIFY, with polling as the fallback), ships a
 worker and tells stalled workers by their heartbeat. An agent turn is never retried by the queue: a re-run
 would repeat model calls and tool effects, so its task has no retry and a stalled turn job is marked failed

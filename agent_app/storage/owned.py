@@ -21,6 +21,7 @@ from agent_app.storage.base import NotFoundError, Storage
 from agent_app.storage.media_store import MediaStore
 from agent_app.storage.models import LOCAL_OWNER, Conversation, Owner, Project, Scene
 from agent_app.storage.sqlite_assets import DEFAULT_MAX_UPLOAD_BYTES
+from agent_app.transcriptions.models import TranscriptionStore
 from agent_app.types import ChatMessage, MediaAsset
 
 
@@ -208,6 +209,10 @@ class OwnedStorage:
 
     def accounts(self) -> AccountStore:
         return self.inner.accounts()
+
+    def transcription_store(self) -> TranscriptionStore:
+        """Unfiltered like the run store: jobs are named by an asset id the page took from this view."""
+        return self.inner.transcription_store()
 
     @property
     def data_dir(self) -> Path:
