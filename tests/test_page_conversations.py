@@ -81,7 +81,8 @@ def test_the_sidebar_lists_conversations_and_opens_one(data_dir: Path) -> None:
     at = new_page({"project": project_id, "chat": ids["Boats"]})
     label = at.sidebar.button(key=f"conversations_open_{ids['Storm']}").label
     assert label.startswith("Storm — 1 question · ") and label.endswith(" UTC")  # AppTest's browser has no zone
-    assert at.sidebar.button(key=f"conversations_open_{ids['Boats']}").disabled  # the open one
+    opened = at.sidebar.button(key=f"conversations_open_{ids['Boats']}")
+    assert opened.proto.type == "secondary" and not opened.disabled  # the open one is framed, not greyed
     at.sidebar.button(key=f"conversations_open_{ids['Storm']}").click().run()
     assert at.query_params["chat"] == ids["Storm"]
     assert bubbles(at)[0] == ("user", "What about the storm?")

@@ -345,5 +345,5 @@ def test_an_unforeseen_backend_failure_is_a_readable_error(
     with pytest.raises(TranscriptionError) as caught:
         transcribe_asset(workspace.env(), asset, backend=CrashingBackend())
     assert str(caught.value) == (
-        "Cannot transcribe 'Talk.mp4' (id " + asset.id + "): the crashing transcriber failed (native failure in module)"
+        "Cannot transcribe 'Talk.mp4': the crashing transcriber failed (native failure in module)"
     )

@@ -32,7 +32,8 @@ class TranscriptionError(Exception):
 
 
 def _describe(asset: MediaAsset) -> str:
-    return f"{asset.name!r} (id {asset.id})"
+    """The asset as a user knows it: by its name (an error never shows an internal id)."""
+    return repr(asset.name)
 
 
 def _scaled(report: Callable[[float, str], None], low: float, high: float, message: str) -> Callable[[float], None]:

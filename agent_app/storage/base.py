@@ -31,6 +31,14 @@ class NotFoundError(StorageError):
     """The project, scene, asset or conversation named does not exist."""
 
 
+# What a user is told when something was removed meanwhile (by another tab or process): in the app's words,
+# never an internal id.
+PROJECT_GONE = "This project no longer exists (it was deleted)"
+SCENE_GONE = "This scene no longer exists"
+ASSET_GONE = "This file is no longer in the project (it was removed)"
+CONVERSATION_GONE = "This conversation no longer exists (it was deleted)"
+
+
 class AssetRejectedError(StorageError):
     """An upload was refused (too large, not a media file); nothing of it was kept."""
 

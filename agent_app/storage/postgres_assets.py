@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from agent_app.storage.asset_media import AssetMedia
-from agent_app.storage.base import NotFoundError
+from agent_app.storage.base import ASSET_GONE, PROJECT_GONE, NotFoundError
 from agent_app.storage.media_import import import_media_file
 from agent_app.storage.names import like_escape
 from agent_app.storage.postgres_database import PostgresDatabase, row_as
@@ -31,7 +31,7 @@ class PostgresAssetRows(AssetMedia):
     ) -> MediaAsset:
         """See :meth:`agent_app.storage.sqlite_assets.AssetRows.import_asset`: the same checks, all or nothing."""
         if self._db.one("SELECT 1 FROM projects WHERE id = %s", (project_id,)) is None:
-            raise NotFoundError(f"No project {project_id}")
+            raise NotFoundError(PROJECT_GONE)
 
         def record(asset: MediaAsset, stored_name: str) -> None:
             with self._db.write() as db:
@@ -80,7 +80,7 @@ class PostgresAssetRows(AssetMedia):
         be removed again."""
         stored_name = self._stored_name(asset_id)
         if stored_name is None:
-            raise NotFoundError(f"No asset {asset_id}")
+            raise NotFoundError(ASSET_GONE)
         self._media_store.delete(stored_name)
         with self._db.write() as db:
             db.execute("DELETE FROM assets WHERE id = %s", (asset_id,))

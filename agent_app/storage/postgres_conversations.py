@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_app.storage.base import NotFoundError
+from agent_app.storage.base import CONVERSATION_GONE, NotFoundError
 from agent_app.storage.models import Conversation
 from agent_app.storage.names import clean_name, fold_text, like_escape, title_from
 from agent_app.storage.postgres_database import Connection, PostgresDatabase, row_as
@@ -45,7 +45,7 @@ def insert_message(db: Connection, conversation_id: str, message: ChatMessage) -
     body = message.model_dump_json(by_alias=True, exclude_none=True)
     row = db.execute("SELECT project_id FROM conversations WHERE id = %s", (conversation_id,)).fetchone()
     if row is None:
-        raise NotFoundError(f"No conversation {conversation_id}")
+        raise NotFoundError(CONVERSATION_GONE)
     now = _activity_time(db, str(row["project_id"]))
     said = searchable(message.content) if message.role in ("user", "assistant") else ""
     db.execute(
@@ -144,14 +144,14 @@ class PostgresConversationRows:
             )
         renamed = self.get_conversation(conversation_id)
         if renamed is None:  # there was none, or it was removed between the update and this read
-            raise NotFoundError(f"No conversation {conversation_id}")
+            raise NotFoundError(CONVERSATION_GONE)
         return renamed
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Forget the conversation and, by the schema's cascade, its messages and runs (media and transcripts stay)."""
         with self._db.write() as db:
             if db.execute("DELETE FROM conversations WHERE id = %s", (conversation_id,)).rowcount == 0:
-                raise NotFoundError(f"No conversation {conversation_id}")
+                raise NotFoundError(CONVERSATION_GONE)
 
     def append_message(self, conversation_id: str, message: ChatMessage) -> None:
         """Store ``message`` at the end of the conversation; a stored id is replaced in place (see SQLite's)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from psycopg.rows import DictRow
 
-from agent_app.storage.base import NotFoundError
+from agent_app.storage.base import PROJECT_GONE, SCENE_GONE, NotFoundError
 from agent_app.storage.models import LOCAL_OWNER, Owner, Project, Scene
 from agent_app.storage.names import clean_name
 from agent_app.storage.postgres_database import Connection, PostgresDatabase, row_as
@@ -18,7 +18,7 @@ def lock_project(db: Connection, project_id: str) -> None:
     rows, a scene's position or an activity time, is then not computed twice at once), or raise
     :class:`NotFoundError` when there is none. ``NO KEY UPDATE`` leaves inserts referring to it free."""
     if db.execute("SELECT 1 FROM projects WHERE id = %s FOR NO KEY UPDATE", (project_id,)).fetchone() is None:
-        raise NotFoundError(f"No project {project_id}")
+        raise NotFoundError(PROJECT_GONE)
 
 
 class PostgresProjectRows:
@@ -65,7 +65,7 @@ class PostgresProjectRows:
 
     def rename_project(self, project_id: str, name: str) -> Project:
         sql = "UPDATE projects SET name = %s WHERE id = %s RETURNING *"
-        row = self._update_one(sql, (clean_name(name, "Untitled project"), project_id), f"No project {project_id}")
+        row = self._update_one(sql, (clean_name(name, "Untitled project"), project_id), PROJECT_GONE)
         return row_as(Project, row)
 
     def create_scene(self, project_id: str, name: str) -> Scene:
@@ -99,7 +99,7 @@ class PostgresProjectRows:
     def rename_scene(self, scene_id: str, name: str) -> Scene:
         """A blank ``name`` keeps the scene's name."""
         sql = "UPDATE scenes SET name = COALESCE(NULLIF(%s, ''), name) WHERE id = %s RETURNING *"
-        return row_as(Scene, self._update_one(sql, (clean_name(name, ""), scene_id), f"No scene {scene_id}"))
+        return row_as(Scene, self._update_one(sql, (clean_name(name, ""), scene_id), SCENE_GONE))
 
     def _update_one(self, sql: str, params: tuple[Any, ...], missing: str) -> DictRow:
         """The row ``sql`` (an ``UPDATE ... RETURNING *``) changed; :class:`NotFoundError` when there was none."""

@@ -163,7 +163,7 @@ class PostgresRunStore:
             if row is None and owner is not None:
                 raise LeaseLostError(f"Run {run_id} is no longer {owner}'s")
             if row is None:
-                raise StorageError(f"The database could not be written (no run {run_id})")
+                raise StorageError("The database could not be written (the run is gone)")
             seq = int(row["last_event_seq"])
             db.execute(
                 "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",

@@ -9,7 +9,7 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
-from agent_app.storage.base import NotFoundError
+from agent_app.storage.base import CONVERSATION_GONE, NotFoundError
 from agent_app.storage.media_import import remove_stale_parts
 from agent_app.storage.media_store import LocalMediaStore, MediaStore
 from agent_app.storage.persistence import ConversationPersistence
@@ -73,5 +73,5 @@ class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
     def chat_persistence(self, conversation_id: str) -> ConversationPersistence:
         """The chat store hook that writes this conversation's messages as they are appended."""
         if self.get_conversation(conversation_id) is None:
-            raise NotFoundError(f"No conversation {conversation_id}")
+            raise NotFoundError(CONVERSATION_GONE)
         return ConversationPersistence(self, conversation_id)

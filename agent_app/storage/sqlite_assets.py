@@ -6,7 +6,7 @@ from typing import BinaryIO
 
 from agent_app.settings import Settings
 from agent_app.storage.asset_media import AssetMedia
-from agent_app.storage.base import NotFoundError
+from agent_app.storage.base import ASSET_GONE, NotFoundError
 from agent_app.storage.media_import import import_media_file
 from agent_app.storage.names import like_escape
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
@@ -108,7 +108,7 @@ class AssetRows(AssetMedia):
         be removed again."""
         stored_name = self._stored_name(asset_id)
         if stored_name is None:
-            raise NotFoundError(f"No asset {asset_id}")
+            raise NotFoundError(ASSET_GONE)
         self._media_store.delete(stored_name)
         with self._db.write() as db:
             db.execute("DELETE FROM assets WHERE id = ?", (asset_id,))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from agent_app.storage.base import NotFoundError
+from agent_app.storage.base import CONVERSATION_GONE, NotFoundError
 from agent_app.storage.models import Conversation
 from agent_app.storage.names import clean_name, fold_text, like_escape, title_from
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
@@ -31,7 +31,7 @@ def insert_message(db: sqlite3.Connection, conversation_id: str, message: ChatMe
     body = message.model_dump_json(by_alias=True, exclude_none=True)
     row = db.execute("SELECT project_id FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
     if row is None:
-        raise NotFoundError(f"No conversation {conversation_id}")
+        raise NotFoundError(CONVERSATION_GONE)
     now = _activity_time(db, str(row["project_id"]))
     db.execute(
         "INSERT INTO messages (id, conversation_id, role, body, created_at) VALUES (?, ?, ?, ?, ?)"
@@ -134,7 +134,7 @@ class ConversationRows:
             )
         renamed = self.get_conversation(conversation_id)
         if renamed is None:  # there was none, or it was removed between the update and this read
-            raise NotFoundError(f"No conversation {conversation_id}")
+            raise NotFoundError(CONVERSATION_GONE)
         return renamed
 
     def delete_conversation(self, conversation_id: str) -> None:
@@ -142,7 +142,7 @@ class ConversationRows:
         transcripts stay)."""
         with self._db.write() as db:
             if db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)).rowcount == 0:
-                raise NotFoundError(f"No conversation {conversation_id}")
+                raise NotFoundError(CONVERSATION_GONE)
 
     def append_message(self, conversation_id: str, message: ChatMessage) -> None:
         """Store ``message`` (its camelCase JSON) at the end of the conversation.

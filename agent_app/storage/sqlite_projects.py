@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agent_app.storage.base import NotFoundError
+from agent_app.storage.base import PROJECT_GONE, SCENE_GONE, NotFoundError
 from agent_app.storage.models import LOCAL_OWNER, Owner, Project, Scene
 from agent_app.storage.names import clean_name
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
@@ -14,7 +14,7 @@ from agent_app.types import new_id, now_ms
 def require_project(db: sqlite3.Connection, project_id: str) -> None:
     """Raise :class:`NotFoundError` unless the project exists (inside a write: checked in the transaction)."""
     if db.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone() is None:
-        raise NotFoundError(f"No project {project_id}")
+        raise NotFoundError(PROJECT_GONE)
 
 
 class ProjectRows:
@@ -65,7 +65,7 @@ class ProjectRows:
 
     def rename_project(self, project_id: str, name: str) -> Project:
         sql = "UPDATE projects SET name = ? WHERE id = ? RETURNING *"
-        row = self._update_one(sql, (clean_name(name, "Untitled project"), project_id), f"No project {project_id}")
+        row = self._update_one(sql, (clean_name(name, "Untitled project"), project_id), PROJECT_GONE)
         return row_as(Project, row)
 
     def create_scene(self, project_id: str, name: str) -> Scene:
@@ -104,7 +104,7 @@ class ProjectRows:
     def rename_scene(self, scene_id: str, name: str) -> Scene:
         """A blank ``name`` keeps the scene's name."""
         sql = "UPDATE scenes SET name = COALESCE(NULLIF(?, ''), name) WHERE id = ? RETURNING *"
-        return row_as(Scene, self._update_one(sql, (clean_name(name, ""), scene_id), f"No scene {scene_id}"))
+        return row_as(Scene, self._update_one(sql, (clean_name(name, ""), scene_id), SCENE_GONE))
 
     def _update_one(self, sql: str, params: tuple[str, ...], missing: str) -> sqlite3.Row:
         """The row ``sql`` (an ``UPDATE ... RETURNING *``) changed; :class:`NotFoundError` when there was none."""

@@ -38,6 +38,7 @@ from agent_app.ui.layout_css import CHAT_HISTORY_KEY
 from agent_app.ui.live_status import cut_text, render_cut_text, render_live_run
 from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
+from agent_app.ui.page_parts import redraw_chat
 from agent_app.ui.session_workspace import Workspace
 
 PROMPT_KEY = "chat_prompt"
@@ -134,6 +135,7 @@ def _new_chat(workspace: Workspace) -> None:
     """An empty conversation; the current one stays stored and listed."""
     workspace.open_conversation(None)
     reset_window(workspace.state)
+    redraw_chat()  # and the conversation list, where the one left is no longer the open one
 
 
 # --- drawing ----------------------------------------------------------------------------------------

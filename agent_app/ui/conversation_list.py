@@ -17,6 +17,7 @@ from agent_app.ui.chat_history import reset_window
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
 from agent_app.ui.formatting import count_of, escape_markdown, local_time
 from agent_app.ui.notices import rename_field, run_confirmed, show_notices
+from agent_app.ui.page_parts import redraw_chat
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.transcript_view import search_words
 
@@ -24,6 +25,8 @@ MAX_LISTED = 20
 _SEARCH = "conversations_search"
 _RENAME = "conversations_rename"
 _CONFIRM_DELETE = "conversations.confirm_delete"
+_PICKED = "conversations.picked"
+"""Set when a conversation was picked: on a phone the sidebar then closes (it covers the chat)."""
 
 
 def browser_zone() -> tuple[tzinfo, str]:
@@ -51,6 +54,8 @@ def _open(workspace: Workspace, conversation_id: str) -> None:
     workspace.open_conversation(conversation_id)
     reset_window(workspace.state)
     workspace.state[_CONFIRM_DELETE] = None
+    workspace.state[_PICKED] = True
+    redraw_chat()
 
 
 def _ask_delete(workspace: Workspace, conversation_id: str | None) -> None:
@@ -60,6 +65,7 @@ def _ask_delete(workspace: Workspace, conversation_id: str | None) -> None:
 def _delete(workspace: Workspace, runs: RunManager | None, conversation_id: str) -> None:
     workspace.delete_conversation(conversation_id, runs)
     reset_window(workspace.state)
+    redraw_chat()
 
 
 # --- drawing --------------------------------------------------------------------------------------
@@ -92,9 +98,8 @@ def render_conversations(workspace: Workspace, runs: RunManager | None) -> None:
             key=f"conversations_open_{conversation.id}",
             on_click=_open,
             args=(workspace, conversation.id),
-            type="secondary" if is_open else "tertiary",
+            type="secondary" if is_open else "tertiary",  # the open one framed, as clickable as the rest
             icon=":material/chat:" if is_open else None,
-            disabled=is_open,
         )
     if not words and len(found) > MAX_LISTED:
         st.caption(f"Only the {MAX_LISTED} most recent are listed: search to find older ones.")
@@ -114,7 +119,9 @@ def _render_open_conversation(
     """Rename, export and delete the open conversation."""
     with st.expander("Rename, export or delete this chat", icon=":material/edit_note:"):
         rename = functools.partial(workspace.storage.rename_conversation, conversation.id)
-        rename_field(workspace.state, _RENAME, "conversation", rename, placeholder=conversation.title or "Untitled")
+        rename_field(
+            workspace.state, _RENAME, "conversation", rename, redraw_chat, placeholder=conversation.title or "Untitled"
+        )
         messages = workspace.chat.messages
         stem = export_file_stem(conversation.title)
         with st.container(horizontal=True, gap="small"):

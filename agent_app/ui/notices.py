@@ -42,13 +42,27 @@ def show_notices(state: SessionState, section: str) -> None:
     state[_NOTICES] = [notice for notice in pending if notice[0] != section]
 
 
-def rename_field(state: SessionState, key: str, what: str, rename: Callable[[str], object], **options: Any) -> None:
-    """A text field (``options`` for ``st.text_input``) and its Rename button, which calls ``rename``."""
+def rename_field(
+    state: SessionState,
+    key: str,
+    what: str,
+    rename: Callable[[str], object],
+    after: Callable[[], None] | None = None,
+    **options: Any,
+) -> None:
+    """A text field (``options`` for ``st.text_input``) and its Rename button, which calls ``rename``, then
+    ``after`` once renamed (e.g. to redraw the parts that show the name)."""
     st.text_input(f"Rename this {what} to", key=key, **options)
-    st.button(f"Rename {what}", key=f"{key}_button", on_click=rename_from_input, args=(state, key, what, rename))
+    st.button(f"Rename {what}", key=f"{key}_button", on_click=rename_from_input, args=(state, key, what, rename, after))
 
 
-def rename_from_input(state: SessionState, input_key: str, what: str, rename: Callable[[str], object]) -> None:
+def rename_from_input(
+    state: SessionState,
+    input_key: str,
+    what: str,
+    rename: Callable[[str], object],
+    after: Callable[[], None] | None = None,
+) -> None:
     """A Rename button's callback: ``rename`` to the name typed into ``input_key`` (emptied after); a blank
     name or a storage failure is a notice in the section ``what``."""
     name = str(st.session_state.get(input_key) or "").strip()
@@ -61,6 +75,8 @@ def rename_from_input(state: SessionState, input_key: str, what: str, rename: Ca
         notify(state, "error", str(exc), what)
         return
     st.session_state[input_key] = ""
+    if after is not None:
+        after()
 
 
 def run_confirmed(state: SessionState, confirm_key: str, section: str, action: Callable[[], object]) -> None:

@@ -13,8 +13,9 @@ import streamlit as st
 
 from agent_app.llm_config import llm_status
 from agent_app.media import saved_transcript
+from agent_app.runs.manager import RunManager
 from agent_app.session_stores import SessionState
-from agent_app.settings import Settings, load_settings
+from agent_app.settings import Prices, Settings, load_settings
 from agent_app.sign_in.identity import SignedInUser
 from agent_app.sign_in.media_links import MediaSigning
 from agent_app.storage import LOCAL_OWNER, OwnedStorage, ProjectMediaLibrary, Storage, StorageError, open_storage
@@ -28,6 +29,7 @@ from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_COLUMN_KEY, apply_layout
 from agent_app.ui.library_panel import render_media_library
 from agent_app.ui.page_access import guard_page
+from agent_app.ui.page_parts import CHAT_PART, CONVERSATIONS_PART
 from agent_app.ui.resources import get_run_manager
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sign_in_gate import page_user
@@ -119,10 +121,18 @@ def _open_storage(settings: Settings) -> tuple[Storage, SignedInUser | None]:
     return storage, page_user(settings, storage)
 
 
+def _render_chat_part(workspace: Workspace, runs: RunManager | None, prices: Prices | None) -> None:
+    """The chat and the address naming its conversation: what switching conversation redraws (a fragment
+    rerun, see :mod:`~agent_app.ui.page_parts`), not the whole page."""
+    render_chat(workspace, runs, prices)
+    write_url(workspace, workspace.state)
+
+
 def render_page() -> None:
     # An emoji icon is drawn in the browser; a Material icon would be fetched from fonts.gstatic.com on
     # every page load (a request to Google, failing offline).
     st.set_page_config(page_title=PAGE_TITLE, page_icon="🎬", layout="wide")
+    apply_layout()  # first: the layout is right from the first paint (the chat does not jump into place)
     state = st.session_state
     settings = load_settings()  # once per run: every part of the page sees the same settings
     guard_page(settings)  # before anything of the workspace is read
@@ -136,19 +146,23 @@ def render_page() -> None:
     # Without a model nothing could answer: no run is started (the input says so).
     runs = get_run_manager(settings) if status.configured else None
 
+    left, right = st.columns([5, 6], gap="large")
+    # The chat first: its input is usable before the player and the transcript are drawn (the browser
+    # draws each part as it arrives); where each part shows is set by its container, not by this order.
+    with right, st.container(key=CHAT_COLUMN_KEY):
+        st.fragment(_render_chat_part, key=CHAT_PART)(workspace, runs, model_prices(settings))
     with st.sidebar:
         st.title(PAGE_TITLE, anchor=False)
         if user is not None:
             render_account(storage, user)
         sidebar.render_project(workspace)
-        render_conversations(workspace, runs)
+        st.fragment(render_conversations, key=CONVERSATIONS_PART)(workspace, runs)
         sidebar.render_scenes(workspace)
         listed = render_media_library(workspace, settings)
         sidebar.render_assistant(status, registry.names())
         if registry_problem is not None:
             st.error(registry_problem, icon=":material/extension_off:")
 
-    left, right = st.columns([5, 6], gap="large")
     with left:
         if state.get(_LINK_NOT_FOUND):
             st.warning(NOT_FOUND_TEXT, icon=":material/search_off:")
@@ -179,7 +193,4 @@ def render_page() -> None:
             )
             seek = functools.partial(player.seek, workspace)
             render_transcript_panel(active, environment, seek, transcript if active is shown else None)
-    with right, st.container(key=CHAT_COLUMN_KEY):
-        render_chat(workspace, runs, model_prices(settings))
-    apply_layout()
     write_url(workspace, state)

@@ -1,0 +1,229 @@
+"""What opening the workspace costs, in Chromium against a real server, as ratios against Streamlit's hello
+world (``bench/hello_page.py``, served by a second server in the same run) and against the small case.
+
+Printed (medians of ``--loads`` fresh tabs each, taken in turns so a change in the machine's load falls on
+both): the server's CPU per page load (target ≤ 1.5x hello world's), the time from navigation to a usable
+chat input (≤ 1.3x), switching conversation in the sidebar against a hello-world rerun (server CPU and
+time, ≤ 1.5x), and the page load of a 1,000-message conversation, a 200-asset library and a one-hour
+transcript against the small case (≤ 1.5x each). Server CPU is the server process's user+system time from
+``/proc``, from the navigation until the page is idle (Streamlit's ``data-test-script-state``).
+
+Run: ``.venv/bin/python -m bench.bench_page_load`` (about two minutes; needs Debian's chromium).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from agent_app.media.transcript_cache import CacheKey, TranscriptCache
+from agent_app.media.transcript_types import Transcript
+from agent_app.storage import SqliteStorage
+from agent_app.types import ChatMessage
+from bench.bench_page_rerun import conversation
+from fake_llm import FakeLLMServer
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, app_env
+from tests.creator_support import hour_transcript
+from tests.media_samples import make_video
+from testsupport.media_factory import tiny_wav
+from testsupport.streamlit_server import StreamlitServer, run_streamlit
+
+VIEWPORT = {"width": 1440, "height": 900}
+LOAD_TARGET = 1.5
+NAVIGATION_TARGET = 1.3
+SWITCH_TARGET = 1.5
+SIZE_TARGET = 1.5
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+USABLE_INPUT = '[data-testid="stChatInputTextArea"]:enabled'
+TIMEOUT_MS = 120_000
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(server: StreamlitServer) -> float:
+    """CPU seconds (user + system, all threads) the server process has used so far."""
+    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def settled_cpu(server: StreamlitServer) -> float:
+    """The server's CPU once it has stopped using any (two equal readings a tenth of a second apart)."""
+    last = server_cpu(server)
+    for _ in range(50):
+        time.sleep(0.1)
+        now = server_cpu(server)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+@dataclass
+class Sample:
+    cpu: float
+    seconds: float
+
+
+def measure(server: StreamlitServer, act: Callable[[], object], ready: Callable[[], None]) -> Sample:
+    """Server CPU from before ``act`` until the page is idle again; wall time until ``ready`` returns."""
+    cpu = settled_cpu(server)
+    started = time.perf_counter()
+    act()
+    ready()
+    seconds = time.perf_counter() - started
+    return Sample(settled_cpu(server) - cpu, seconds)
+
+
+def page_load(browser: Browser, server: StreamlitServer, query: str) -> Sample:
+    """A new tab (a new browser context: nothing cached, as a first visit) opened at ``query``."""
+    page = browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
+    try:
+
+        def ready() -> None:
+            page.wait_for_selector(USABLE_INPUT, timeout=TIMEOUT_MS)
+            page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
+
+        return measure(server, lambda: page.goto(f"{server.base_url}/{query}", wait_until="commit"), ready)
+    finally:
+        page.context.close()
+
+
+def hello_rerun(server: StreamlitServer, page: Page, count: int) -> Sample:
+    def ready() -> None:
+        page.get_by_text(f"Pressed {count} times").wait_for(timeout=TIMEOUT_MS)
+        page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
+
+    return measure(server, lambda: page.get_by_role("button", name="Again").click(), ready)
+
+
+def switch_conversation(server: StreamlitServer, page: Page, title: str) -> Sample:
+    """Open the conversation titled ``title`` from the sidebar; ready once its last answer shows."""
+
+    def ready() -> None:
+        page.get_by_text(f"Answer in {title}", exact=True).wait_for(timeout=TIMEOUT_MS)
+        page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
+
+    return measure(server, lambda: page.get_by_role("button", name=f"{title} —").click(), ready)
+
+
+# --- the data ---------------------------------------------------------------------------------------
+
+
+def _clip(storage: SqliteStorage, work: Path, project_id: str, transcript: Transcript, seconds: float) -> str:
+    """A video (its own length, so its own content hash) with ``transcript`` cached for it."""
+    clip = make_video(work / f"clip-{seconds}.mp4", seconds=seconds)
+    with clip.open("rb") as handle:
+        asset = storage.import_asset(project_id, clip.name, handle)
+    path = storage.media_path(asset.id)
+    assert path is not None
+    cache = TranscriptCache(storage.data_dir)
+    cache.put(CacheKey(cache.content_hash(path), transcript.backend, transcript.model), transcript, asset.id)
+    return asset.id
+
+
+def _chat(storage: SqliteStorage, project_id: str, title: str, messages: list[ChatMessage]) -> str:
+    chat = storage.create_conversation(project_id, title)
+    for message in messages:
+        storage.append_message(chat.id, message)
+    storage.append_message(chat.id, ChatMessage(role="user", content=f"And {title}?"))
+    storage.append_message(chat.id, ChatMessage(role="assistant", content=f"Answer in {title}"))
+    return chat.id
+
+
+def seed(data_dir: Path, work: Path) -> dict[str, str]:
+    """The cases' addresses: ``small`` (a clip with a short transcript, a 10-message conversation, a second
+    one to switch to), ``messages`` (1,000), ``assets`` (200 in the library), ``transcript`` (one hour)."""
+    storage = SqliteStorage(data_dir)
+    short = hour_transcript(segments=20, duration_ms=80_000)
+    queries = {}
+    for index, case in enumerate(("small", "messages", "assets", "transcript")):
+        project = storage.create_project(case)
+        if case == "assets":
+            for number in range(199):
+                storage.import_asset(project.id, f"take-{number:03d}.wav", io.BytesIO(tiny_wav(number)))
+        transcript = hour_transcript() if case == "transcript" else short
+        asset_id = _clip(storage, work, project.id, transcript, 12.0 + index / 10)
+        if case == "small":
+            _chat(storage, project.id, "Second chat", conversation(10))
+        chat_id = _chat(storage, project.id, "First chat", conversation(1000 if case == "messages" else 10))
+        queries[case] = f"?project={project.id}&chat={chat_id}&asset={asset_id}"
+    storage.close()
+    return queries
+
+
+# --- the run ----------------------------------------------------------------------------------------
+
+
+def median(samples: list[Sample], field: str) -> float:
+    return float(statistics.median(getattr(sample, field) for sample in samples))
+
+
+def verdict(name: str, ours: float, base: float, target: float, unit: str) -> None:
+    ratio = ours / base
+    print(f"{name:<44} {ours:>8.3f} {unit:<3} vs {base:>7.3f} {unit:<3} {ratio:>5.2f}x  target ≤ {target:g}x: "
+          f"{'within' if ratio <= target else 'OVER'}")  # fmt: skip
+
+
+def run(browser: Browser, hello: StreamlitServer, ours: StreamlitServer, queries: dict[str, str], loads: int) -> None:
+    page_load(browser, hello, "")  # warm both servers' imports and caches before measuring anything
+    for query in queries.values():
+        page_load(browser, ours, query)
+    base: list[Sample] = []
+    cases: dict[str, list[Sample]] = {case: [] for case in queries}
+    for _ in range(loads):
+        base.append(page_load(browser, hello, ""))
+        for case, query in queries.items():
+            cases[case].append(page_load(browser, ours, query))
+    hello_page = browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
+    our_page = browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
+    hello_page.goto(hello.base_url)
+    hello_page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
+    our_page.goto(f"{ours.base_url}/{queries['small']}")
+    our_page.wait_for_selector(USABLE_INPUT, timeout=TIMEOUT_MS)
+    reruns: list[Sample] = []
+    switches: list[Sample] = []
+    for turn in range(loads * 2):
+        reruns.append(hello_rerun(hello, hello_page, turn + 1))
+        switches.append(switch_conversation(ours, our_page, ("Second chat", "First chat")[turn % 2]))
+    small = cases["small"]
+    print(f"page load and rerun, Chromium at 1440x900, medians of {loads} loads and {loads * 2} reruns")
+    verdict("server CPU per page load vs hello world", median(small, "cpu"), median(base, "cpu"), LOAD_TARGET, "s")
+    verdict("navigation to a usable input vs hello world", median(small, "seconds"), median(base, "seconds"),
+            NAVIGATION_TARGET, "s")  # fmt: skip
+    verdict("switch conversation CPU vs hello rerun", median(switches, "cpu"), median(reruns, "cpu"),
+            SWITCH_TARGET, "s")  # fmt: skip
+    verdict("switch conversation time vs hello rerun", median(switches, "seconds"), median(reruns, "seconds"),
+            SWITCH_TARGET, "s")  # fmt: skip
+    for case, label in (("messages", "1,000 messages"), ("assets", "200 assets"), ("transcript", "1-hour transcript")):
+        for field, what in (("cpu", "CPU"), ("seconds", "time")):
+            verdict(f"{label} load {what} vs small", median(cases[case], field), median(small, field),
+                    SIZE_TARGET, "s")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--loads", type=int, default=5, help="page loads per case (median reported)")
+    loads = parser.parse_args().loads
+    with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as fake, sync_playwright() as playwright:
+        work = Path(tmp)
+        data_dir = work / "data"
+        queries = seed(data_dir, work)
+        env = app_env(fake, data_dir)
+        with run_streamlit(env, work, "bench/hello_page.py") as hello, run_streamlit(env, work) as ours:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                run(browser, hello, ours, queries, loads)
+            finally:
+                browser.close()
+
+
+if __name__ == "__main__":
+    main()
