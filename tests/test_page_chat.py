@@ -196,7 +196,8 @@ def test_page_without_llm_settings_explains_what_is_missing(
     said = [t for t in texts(at.main.info) + texts(at.main.warning) + texts(at.main.error) if "LLM_" in t]
     assert len(at.sidebar.warning) == 1 and said == []  # said once, not three times
     box = at.chat_input(key="chat_prompt")
-    assert box.disabled and box.placeholder == "Set up a model to chat: see Assistant in the sidebar"
+    assert box.disabled and box.placeholder == "Set up a model to chat"
+    assert at.button(key="chat_setup_model").label == "Where to set up a model"
     clip = make_video(tmp_path / "clip.mp4", seconds=1.0).read_bytes()
     at.sidebar.file_uploader[0].upload("clip.mp4", clip, "video/mp4").run()
     assert not at.exception

@@ -136,7 +136,8 @@ def test_exports_as_markdown_and_json_with_the_tool_calls() -> None:
     messages = [message.model_copy(update={"timestamp": noon}) for message in turns]
     markdown = to_markdown("Storm", messages, ZoneInfo("Europe/Berlin"))
     assert markdown.startswith("# Storm\n")
-    assert "## You · 30 Nov 2026, 13:00\n\n```\n# Not a heading\nline two $x$\n```" in markdown  # as typed
+    assert "## You · 30 Nov 2026, 13:00\n\n\\# Not a heading  \nline two \\$x\\$\n" in markdown  # text, as typed
+    assert "```" not in markdown
     assert '- Tool `transcribe_video` `{"assetId": "a1"}` — done in 11 ms' in markdown
     assert "**Yes.**" in markdown
     exported = json.loads(to_json(None, "Storm", messages))

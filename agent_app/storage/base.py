@@ -66,6 +66,10 @@ class Storage(Protocol):
 
     def rename_project(self, project_id: str, name: str) -> Project: ...
 
+    def delete_project(self, project_id: str) -> None:
+        """The project with its scenes, assets (their files too), conversations, messages and runs."""
+        ...
+
     # --- scenes ---------------------------------------------------------------------------------
     def create_scene(self, project_id: str, name: str) -> Scene: ...
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from psycopg.rows import DictRow
@@ -25,6 +26,7 @@ class PostgresProjectRows:
     """The project and scene part of :class:`~agent_app.storage.postgres.PostgresStorage`."""
 
     _db: PostgresDatabase
+    _media_dir: Path
 
     def create_project(self, name: str, owner: Owner = LOCAL_OWNER) -> Project:
         project = Project(
@@ -67,6 +69,16 @@ class PostgresProjectRows:
         sql = "UPDATE projects SET name = %s WHERE id = %s RETURNING *"
         row = self._update_one(sql, (clean_name(name, "Untitled project"), project_id), PROJECT_GONE)
         return row_as(Project, row)
+
+    def delete_project(self, project_id: str) -> None:
+        """Forget the project and, by the schema's cascade, its scenes, assets, conversations, messages and
+        runs; then delete its media files (the rows first: a leftover file is harmless)."""
+        with self._db.write() as db:
+            rows = db.execute("SELECT file_name FROM assets WHERE project_id = %s", (project_id,)).fetchall()
+            if db.execute("DELETE FROM projects WHERE id = %s", (project_id,)).rowcount == 0:
+                raise NotFoundError(PROJECT_GONE)
+        for row in rows:
+            (self._media_dir / str(row["file_name"])).unlink(missing_ok=True)
 
     def create_scene(self, project_id: str, name: str) -> Scene:
         with self._db.write() as db:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from agent_app.storage.base import PROJECT_GONE, SCENE_GONE, NotFoundError
 from agent_app.storage.models import LOCAL_OWNER, Owner, Project, Scene
@@ -21,6 +22,7 @@ class ProjectRows:
     """The project and scene part of :class:`~agent_app.storage.sqlite.SqliteStorage`."""
 
     _db: SqliteDatabase
+    _media_dir: Path
 
     def create_project(self, name: str, owner: Owner = LOCAL_OWNER) -> Project:
         project = Project(
@@ -67,6 +69,18 @@ class ProjectRows:
         sql = "UPDATE projects SET name = ? WHERE id = ? RETURNING *"
         row = self._update_one(sql, (clean_name(name, "Untitled project"), project_id), PROJECT_GONE)
         return row_as(Project, row)
+
+    def delete_project(self, project_id: str) -> None:
+        """Forget the project and, by the schema's cascade, its scenes, assets, conversations, messages and
+        runs; then delete its media files (the rows first: a leftover file is harmless)."""
+        with self._db.write() as db:
+            files = [
+                str(row[0]) for row in db.execute("SELECT file_name FROM assets WHERE project_id = ?", (project_id,))
+            ]
+            if db.execute("DELETE FROM projects WHERE id = ?", (project_id,)).rowcount == 0:
+                raise NotFoundError(PROJECT_GONE)
+        for file_name in files:
+            (self._media_dir / file_name).unlink(missing_ok=True)
 
     def create_scene(self, project_id: str, name: str) -> Scene:
         with self._db.write() as db:

@@ -40,9 +40,11 @@ from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
 from agent_app.ui.page_parts import redraw_chat
 from agent_app.ui.session_workspace import Workspace
+from agent_app.ui.sidebar_control import open_sidebar_at_assistant
 
 PROMPT_KEY = "chat_prompt"
-NO_MODEL_PLACEHOLDER = "Set up a model to chat: see Assistant in the sidebar"
+NO_MODEL_PLACEHOLDER = "Set up a model to chat"
+"""Short enough to fit the box on a phone; the button above it leads to the sidebar's Assistant section."""
 RETRY_KEY = "chat_retry"
 _UNSAVED = "chat.unsaved_prompt"
 _SAVE_ERROR = "chat.save_error"
@@ -243,6 +245,8 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     )
     with history:
         unsaved = _unsaved_prompt(state)
+        if runs is None and st.button("Where to set up a model", key="chat_setup_model", icon=":material/key:"):
+            open_sidebar_at_assistant()
         if not messages and not loading and unsaved is None:
             st.caption(
                 "Ask the assistant about the project's media — for example “What is said in this clip?”. "

@@ -18,6 +18,7 @@ from agent_app.clock import elapsed_text
 from agent_app.storage import Conversation
 from agent_app.types import ChatMessage
 from agent_app.ui.formatting import local_time
+from agent_app.ui.markdown_text import typed_markdown
 
 _UNSAFE_FILE_CHARS = re.compile(r"[^\w\- .]+")
 
@@ -26,13 +27,6 @@ def export_file_stem(title: str) -> str:
     """A file name stem from the title: letters, digits, spaces, dots and dashes only, never empty."""
     stem = " ".join(_UNSAFE_FILE_CHARS.sub(" ", title).split())[:60].strip(" .")
     return PurePath(stem).name or "conversation"
-
-
-def _fence(text: str) -> str:
-    """``text`` in a code fence longer than any backtick run inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
 
 
 def _tool_lines(message: ChatMessage, results: dict[str, ChatMessage]) -> list[str]:
@@ -52,14 +46,15 @@ def _tool_lines(message: ChatMessage, results: dict[str, ChatMessage]) -> list[s
 
 
 def to_markdown(title: str, messages: Sequence[ChatMessage], zone: tzinfo) -> str:
-    """The conversation for a reader. The user's text goes in a quote block as typed (line breaks kept);
-    the assistant's Markdown is kept as it was written."""
+    """The conversation for a reader. The user's text reads as typed, as text (its Markdown characters escaped,
+    line breaks kept: a ``# `` is no heading, and it is no code block either); the assistant's Markdown is kept
+    as it was written."""
     results = {m.tool_result.tool_call_id: m for m in messages if m.role == "tool" and m.tool_result is not None}
     out = [f"# {title or 'Conversation'}", ""]
     for message in messages:
         when = local_time(message.timestamp, zone)
         if message.role == "user":
-            out += [f"## You · {when}", "", _fence(message.content), ""]
+            out += [f"## You · {when}", "", typed_markdown(message.content), ""]
         elif message.role == "assistant":
             out.append(f"## Assistant · {when}")
             out.append("")
@@ -69,7 +64,7 @@ def to_markdown(title: str, messages: Sequence[ChatMessage], zone: tzinfo) -> st
             if tools:
                 out += [*tools, ""]
         elif message.role == "system":
-            out += [f"## System · {when}", "", _fence(message.content), ""]
+            out += [f"## System · {when}", "", typed_markdown(message.content), ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -19,6 +19,7 @@ from agent_app.ui.formatting import count_of, escape_markdown, local_time
 from agent_app.ui.notices import rename_field, run_confirmed, show_notices
 from agent_app.ui.page_parts import redraw_chat
 from agent_app.ui.session_workspace import Workspace
+from agent_app.ui.sidebar_control import close_sidebar_on_phone
 from agent_app.ui.transcript_view import search_words
 
 MAX_LISTED = 20
@@ -111,6 +112,8 @@ def render_conversations(workspace: Workspace, runs: RunManager | None) -> None:
     if current is not None:
         _render_open_conversation(workspace, runs, current, zone)
     show_notices(workspace.state, "conversation")
+    if workspace.state.pop(_PICKED, False):
+        close_sidebar_on_phone()
 
 
 def _render_open_conversation(

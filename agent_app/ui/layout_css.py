@@ -7,7 +7,8 @@ stylesheet (our own fixed text, keyed to the ``st-key-…`` classes Streamlit gi
 * wide screens: the chat column sticky beside the player, its history as tall as the window allows, so
   the input stays at the bottom of the window however far the transcript is scrolled;
 * narrow screens (Streamlit stacks columns below 640 px): the chat first, its history sized to the
-  window, so the input is on the first screen; the player and the transcript follow below it.
+  window, so the input is on the first screen; the player and the transcript follow below it;
+* the closed sidebar's toggle labelled with what it opens (Streamlit draws an arrow alone).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ _CSS = f"""<style>
 @media (max-width: 640px) {{
   {_COLUMN} {{ order: -1; }}
   {_HISTORY}, .st-key-{CHAT_HISTORY_KEY} {{ --chat-height: max(12rem, calc(100dvh - 23rem)); }}
+}}
+[data-testid="stExpandSidebarButton"]::after {{
+  content: "Projects & chats"; margin-left: 0.25rem; font-size: 0.875rem; white-space: nowrap;
 }}
 {_HISTORY}, .st-key-{CHAT_HISTORY_KEY} {{
   height: var(--chat-height) !important; flex: 0 0 var(--chat-height) !important; max-height: var(--chat-height);

@@ -155,7 +155,7 @@ def render_page() -> None:
         st.title(PAGE_TITLE, anchor=False)
         if user is not None:
             render_account(storage, user)
-        sidebar.render_project(workspace)
+        sidebar.render_project(workspace, runs)
         st.fragment(render_conversations, key=CONVERSATIONS_PART)(workspace, runs)
         sidebar.render_scenes(workspace)
         listed = render_media_library(workspace, settings)

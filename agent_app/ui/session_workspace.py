@@ -68,8 +68,8 @@ class Workspace:
     def project(self) -> Project:
         """The open project (opening or creating one first if needed).
 
-        Kept for the rest of this run (a :class:`Workspace` lives for one run; projects are never
-        deleted, and a rename happens in a callback, before the next run builds a new one).
+        Kept for the rest of this run (a :class:`Workspace` lives for one run; a rename or a delete happens in
+        a callback, before the next run builds a new one).
         """
         if self.project_id is not None:
             if self._project is not None and self._project.id == self.project_id:
@@ -152,6 +152,19 @@ class Workspace:
         self.state[_CONVERSATION] = conversation_id
         self.chat.set_loading(False)
         self.agent.reset()
+
+    def delete_project(self, project_id: str, runs: RunManager | None) -> None:
+        """Delete it from storage with everything in it, each conversation's live run stopped first (a run of
+        another process stops at its next heartbeat, its rows gone); the first project left opens, or a new
+        one when none is."""
+        if runs is not None:
+            for conversation in self.storage.list_conversations(project_id):
+                runs.delete_conversation(conversation.id)
+        self.storage.delete_project(project_id)
+        self._project = None
+        remaining = self.storage.list_projects()
+        project = remaining[0] if remaining else self.storage.create_project(DEFAULT_PROJECT_NAME)
+        self.open_project(project.id)
 
     def delete_conversation(self, conversation_id: str, runs: RunManager | None) -> None:
         """Delete it from storage, its live run stopped first (``runs``: ``None`` when no model is configured,

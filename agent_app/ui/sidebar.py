@@ -11,10 +11,13 @@ from collections.abc import Sequence
 import streamlit as st
 
 from agent_app.llm_config import LLMStatus
-from agent_app.ui.formatting import escape_markdown
-from agent_app.ui.notices import notify, rename_field, show_notices
+from agent_app.runs.manager import RunManager
+from agent_app.storage import Project
+from agent_app.ui.formatting import count_of, escape_markdown
+from agent_app.ui.notices import notify, rename_field, run_confirmed, show_notices
 from agent_app.ui.pickers import Choices, pick_by_id
 from agent_app.ui.session_workspace import Workspace
+from agent_app.ui.sidebar_control import ASSISTANT_SECTION_KEY
 
 # --- project ----------------------------------------------------------------------------------
 
@@ -35,7 +38,54 @@ def _on_project_created(workspace: Workspace) -> None:
     st.session_state["sidebar_project"] = project.id
 
 
-def render_project(workspace: Workspace) -> None:
+_CONFIRM_DELETE = "sidebar.confirm_delete_project"
+
+
+def _ask_delete(workspace: Workspace, project_id: str | None) -> None:
+    workspace.state[_CONFIRM_DELETE] = project_id
+
+
+def _delete_project(workspace: Workspace, runs: RunManager | None, project_id: str) -> None:
+    workspace.delete_project(project_id, runs)
+    st.session_state["sidebar_project"] = workspace.project_id
+
+
+def _render_delete_project(workspace: Workspace, runs: RunManager | None, project: Project) -> None:
+    """Delete the open project, after a question naming what goes with it."""
+    if workspace.state.get(_CONFIRM_DELETE) != project.id:
+        st.button(
+            "Delete this project",
+            key="sidebar_delete_project",
+            icon=":material/delete:",
+            on_click=_ask_delete,
+            args=(workspace, project.id),
+        )
+        return
+    files = workspace.storage.count_assets(project.id)
+    chats = len(workspace.storage.list_conversations(project.id))
+    st.warning(
+        f"Delete “{escape_markdown(project.name)}” with its {count_of(files, 'media file')} and "
+        f"{count_of(chats, 'conversation')}? This cannot be undone.",
+        icon=":material/delete:",
+    )
+    with st.container(horizontal=True, gap="small"):
+        st.button(
+            "Yes, delete the project",
+            key="sidebar_delete_project_yes",
+            on_click=run_confirmed,
+            args=(
+                workspace.state,
+                _CONFIRM_DELETE,
+                "project",
+                functools.partial(_delete_project, workspace, runs, project.id),
+            ),
+            type="primary",
+        )
+        st.button("Keep", key="sidebar_delete_project_no", on_click=_ask_delete, args=(workspace, None))
+
+
+def render_project(workspace: Workspace, runs: RunManager | None) -> None:
+    """Pick, create, rename or delete a project; ``runs`` stops a deleted project's runs."""
     projects = workspace.storage.list_projects()
     names = {project.id: project.name for project in projects}
     current = workspace.project()
@@ -47,11 +97,12 @@ def render_project(workspace: Workspace) -> None:
         key="sidebar_project",
         on_pick=lambda i: _on_project_picked(workspace, i),
     )
-    with st.expander("New or rename project", icon=":material/add:"):
+    with st.expander("New, rename or delete project", icon=":material/add:"):
         st.text_input("Name", key="sidebar_new_project", placeholder="e.g. Harbour documentary")
         st.button("Create project", key="sidebar_create_project", on_click=_on_project_created, args=(workspace,))
         rename = functools.partial(workspace.storage.rename_project, current.id)
         rename_field(workspace.state, "sidebar_rename_project", "project", rename, placeholder=current.name)
+        _render_delete_project(workspace, runs, current)
     show_notices(workspace.state, "project")
 
 
@@ -109,11 +160,13 @@ def missing_settings_text(status: LLMStatus) -> str:
 
 
 def render_assistant(status: LLMStatus, tool_names: Sequence[str]) -> None:
-    st.subheader("Assistant", divider="gray")
-    if status.configured:
-        st.markdown(f":green-badge[:material/check_circle: configured] **{status.model}**")
-        st.caption(f"Provider: {status.provider}")
-    else:
-        st.warning(missing_settings_text(status) + SETTINGS_HELP, icon=":material/key_off:")
-    tools = ", ".join(f"`{name}`" for name in tool_names) or "none"
-    st.caption(f"Enabled tools: {tools}")
+    """The model and tools; keyed, so the chat's "set up a model" hint can lead here."""
+    with st.container(key=ASSISTANT_SECTION_KEY):
+        st.subheader("Assistant", divider="gray")
+        if status.configured:
+            st.markdown(f":green-badge[:material/check_circle: configured] **{status.model}**")
+            st.caption(f"Provider: {status.provider}")
+        else:
+            st.warning(missing_settings_text(status) + SETTINGS_HELP, icon=":material/key_off:")
+        tools = ", ".join(f"`{name}`" for name in tool_names) or "none"
+        st.caption(f"Enabled tools: {tools}")
