@@ -172,6 +172,27 @@ def test_remove_asset_deletes_row_and_file(storage: Storage, sample_video: bytes
         storage.remove_asset(asset.id)
 
 
+def test_deleting_a_project_deletes_its_media_conversations_and_runs(storage: Storage, sample_video: bytes) -> None:
+    doomed, kept = storage.create_project("doomed"), storage.create_project("kept")
+    scene = storage.create_scene(doomed.id, "Opening")
+    asset = storage.import_asset(doomed.id, "clip.mp4", io.BytesIO(sample_video))
+    kept_asset = storage.import_asset(kept.id, "clip.mp4", io.BytesIO(sample_video))
+    chat = storage.create_conversation(doomed.id, "Storm")
+    storage.append_message(chat.id, ChatMessage(role="user", content="What about the storm?"))
+    run = storage.run_store().create_run(chat.id, None, [], owner="someone", lease_until=10**13)
+    kept_chat = storage.create_conversation(kept.id, "Boats")
+    storage.delete_project(doomed.id)
+    assert storage.get_project(doomed.id) is None and [p.id for p in storage.list_projects()] == [kept.id]
+    assert storage.get_scene(scene.id) is None and storage.get_asset(asset.id) is None
+    assert storage.get_conversation(chat.id) is None and storage.load_messages(chat.id) == []
+    assert storage.run_store().get_run(run.id) is None
+    kept_path = storage.media_path(kept_asset.id)
+    assert media_files(storage) == [kept_path] and storage.get_conversation(kept_chat.id) is not None
+    with pytest.raises(NotFoundError, match="This project no longer exists") as gone:
+        storage.delete_project(doomed.id)
+    assert doomed.id not in str(gone.value)  # an error never names an internal id
+
+
 def test_project_media_library_only_sees_its_project(storage: Storage, sample_video: bytes) -> None:
     mine, other = storage.create_project("mine"), storage.create_project("other")
     asset = storage.import_asset(other.id, "clip.mp4", io.BytesIO(sample_video))

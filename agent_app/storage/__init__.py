@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agent_app.settings import Settings
 from agent_app.storage.base import (
+    CONVERSATION_GONE,
     AssetRejectedError,
     NotFoundError,
     Storage,
@@ -98,6 +99,7 @@ def close_opened_storages() -> None:
 
 __all__ = [
     "ALLOWED_EXTENSIONS",
+    "CONVERSATION_GONE",
     "LOCAL_OWNER",
     "ApiToken",
     "AssetRejectedError",

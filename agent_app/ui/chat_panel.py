@@ -34,7 +34,7 @@ from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_history import USER_AVATAR, render_history, reset_window
 from agent_app.ui.chat_scroll import render_scroll, scroll_to_newest
 from agent_app.ui.formatting import escape_markdown
-from agent_app.ui.layout_css import CHAT_HISTORY_KEY
+from agent_app.ui.layout_css import CHAT_HISTORY_KEY, CHAT_TITLE_KEY
 from agent_app.ui.live_status import cut_text, render_cut_text, render_live_run
 from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
@@ -149,10 +149,10 @@ def render_header(workspace: Workspace, messages: list[ChatMessage]) -> None:
     conversation_id = workspace.conversation_id
     current = workspace.storage.get_conversation(conversation_id) if conversation_id is not None else None
     title_col, button_col = st.columns([3, 1], vertical_alignment="center")
-    with title_col:
+    with title_col, st.container(key=CHAT_TITLE_KEY):  # one line, however long (see layout_css)
         title = current.title if current is not None and current.title else ""
         title = title or title_from(_first_question(messages))
-        st.subheader(escape_markdown(title) if title else "New chat", anchor=False)
+        st.subheader(escape_markdown(title) if title else "New chat", anchor=False, help=escape_markdown(title) or None)
     with button_col:
         st.button(
             "New chat",

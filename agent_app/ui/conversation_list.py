@@ -12,11 +12,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import streamlit as st
 
 from agent_app.runs.manager import RunManager
-from agent_app.storage import Conversation
+from agent_app.storage import CONVERSATION_GONE, Conversation
 from agent_app.ui.chat_history import reset_window
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
 from agent_app.ui.formatting import count_of, escape_markdown, local_time
-from agent_app.ui.notices import rename_field, run_confirmed, show_notices
+from agent_app.ui.notices import notify, rename_field, run_confirmed, show_notices
 from agent_app.ui.page_parts import redraw_chat
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sidebar_control import close_sidebar_on_phone
@@ -52,10 +52,14 @@ def conversation_label(conversation: Conversation, zone: tzinfo, suffix: str) ->
 
 
 def _open(workspace: Workspace, conversation_id: str) -> None:
-    workspace.open_conversation(conversation_id)
-    reset_window(workspace.state)
-    workspace.state[_CONFIRM_DELETE] = None
-    workspace.state[_PICKED] = True
+    """Open the picked conversation; one deleted meanwhile (by another tab or process) is said so, in words."""
+    if workspace.storage.get_conversation(conversation_id) is None:
+        notify(workspace.state, "error", CONVERSATION_GONE, "conversation")
+    else:
+        workspace.open_conversation(conversation_id)
+        reset_window(workspace.state)
+        workspace.state[_CONFIRM_DELETE] = None
+        workspace.state[_PICKED] = True
     redraw_chat()
 
 
