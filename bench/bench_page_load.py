@@ -128,10 +128,10 @@ def _clip(storage: SqliteStorage, work: Path, project_id: str, transcript: Trans
     clip = make_video(work / f"clip-{seconds}.mp4", seconds=seconds)
     with clip.open("rb") as handle:
         asset = storage.import_asset(project_id, clip.name, handle)
-    path = storage.media_path(asset.id)
-    assert path is not None
-    cache = TranscriptCache(storage.data_dir)
-    cache.put(CacheKey(cache.content_hash(path), transcript.backend, transcript.model), transcript, asset.id)
+    with storage.media_file(asset.id) as path:
+        assert path is not None
+        cache = TranscriptCache(storage.data_dir)
+        cache.put(CacheKey(cache.content_hash(path), transcript.backend, transcript.model), transcript, asset.id)
     return asset.id
 
 

@@ -19,6 +19,7 @@ from agent_app.types import ChatMessage
 from fake_llm import FakeLLMServer
 from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, open_page, screenshot
 from tests.creator_support import hour_transcript, seed_clip
+from tests.storage_backends import stored_path
 from testsupport.media_factory import tiny_wav
 from testsupport.streamlit_server import StreamlitServer, run_streamlit
 
@@ -197,7 +198,7 @@ def test_a_project_is_deleted_after_a_question_with_its_media_and_conversations(
     project_id, ids = project_with_chats(data_dir, f"Doomed {viewport[0]}", ["Storm"])
     storage = SqliteStorage(data_dir)
     asset = storage.import_asset(project_id, "take.wav", io.BytesIO(tiny_wav(viewport[0])))
-    media_file = storage.media_path(asset.id)
+    media_file = stored_path(storage, asset.id)
     page = open_page(browser, f"{server.base_url}/?project={project_id}&chat={ids['Storm']}", viewport)
     open_sidebar(page)
     sidebar = page.get_by_test_id("stSidebar")

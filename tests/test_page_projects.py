@@ -13,6 +13,7 @@ from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
 from tests.page_support import configure_env, new_page
 from tests.run_support import wait_until
+from tests.storage_backends import stored_path
 from testsupport.media_factory import tiny_wav
 
 
@@ -30,7 +31,7 @@ def test_deleting_a_project_asks_then_deletes_its_media_and_conversations_and_st
     kept = storage.create_project("Kept")
     doomed = storage.create_project("Harbour")
     asset = storage.import_asset(doomed.id, "take.wav", io.BytesIO(tiny_wav(1)))
-    media_file = storage.media_path(asset.id)
+    media_file = stored_path(storage, asset.id)
     fake_llm.chat.push(streamed(openai_text("word " * 40), StreamScript(pieces=40, delay_seconds=0.25)))
     at = new_page({"project": doomed.id})
     at.chat_input(key="chat_prompt").set_value("Ramble on").run()

@@ -186,7 +186,7 @@ def test_deleting_a_project_deletes_its_media_conversations_and_runs(storage: St
     assert storage.get_scene(scene.id) is None and storage.get_asset(asset.id) is None
     assert storage.get_conversation(chat.id) is None and storage.load_messages(chat.id) == []
     assert storage.run_store().get_run(run.id) is None
-    kept_path = storage.media_path(kept_asset.id)
+    kept_path = stored_path(storage, kept_asset.id)
     assert media_files(storage) == [kept_path] and storage.get_conversation(kept_chat.id) is not None
     with pytest.raises(NotFoundError, match="This project no longer exists") as gone:
         storage.delete_project(doomed.id)

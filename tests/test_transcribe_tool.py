@@ -208,7 +208,7 @@ def test_the_active_asset_is_used_when_none_is_named(two_assets: Workspace) -> N
     active = two_assets.assets[1]
     with pytest.raises(TranscriptionError, match="no audio stream") as caught:
         run_transcribe_tool({}, two_assets.env(active=active.id))
-    assert "Outro.mp4" in str(caught.value) and active.id in str(caught.value)
+    assert "Outro.mp4" in str(caught.value) and active.id not in str(caught.value)  # by name, no internal id
 
 
 def test_an_unknown_asset_id_is_an_error_listing_the_assets(two_assets: Workspace) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from psycopg.rows import DictRow
 
 from agent_app.storage.base import PROJECT_GONE, SCENE_GONE, NotFoundError
+from agent_app.storage.media_store import MediaStore
 from agent_app.storage.models import LOCAL_OWNER, Owner, Project, Scene
 from agent_app.storage.names import clean_name
 from agent_app.storage.postgres_database import Connection, PostgresDatabase, row_as
@@ -26,7 +26,7 @@ class PostgresProjectRows:
     """The project and scene part of :class:`~agent_app.storage.postgres.PostgresStorage`."""
 
     _db: PostgresDatabase
-    _media_dir: Path
+    _media_store: MediaStore
 
     def create_project(self, name: str, owner: Owner = LOCAL_OWNER) -> Project:
         project = Project(
@@ -71,14 +71,17 @@ class PostgresProjectRows:
         return row_as(Project, row)
 
     def delete_project(self, project_id: str) -> None:
-        """Forget the project and, by the schema's cascade, its scenes, assets, conversations, messages and
-        runs; then delete its media files (the rows first: a leftover file is harmless)."""
+        """Delete the project's media files, then forget the project and, by the schema's cascade, its scenes,
+        assets, conversations, messages and runs. A media store out of reach refuses with the project kept
+        (as a removed asset is: a row left without its file shows as missing and can be removed again)."""
+        if self.get_project(project_id) is None:
+            raise NotFoundError(PROJECT_GONE)
+        sql = "SELECT file_name FROM assets WHERE project_id = %s"
+        for stored_name in [str(row["file_name"]) for row in self._db.all(sql, (project_id,))]:
+            self._media_store.delete(stored_name)
         with self._db.write() as db:
-            rows = db.execute("SELECT file_name FROM assets WHERE project_id = %s", (project_id,)).fetchall()
             if db.execute("DELETE FROM projects WHERE id = %s", (project_id,)).rowcount == 0:
                 raise NotFoundError(PROJECT_GONE)
-        for row in rows:
-            (self._media_dir / str(row["file_name"])).unlink(missing_ok=True)
 
     def create_scene(self, project_id: str, name: str) -> Scene:
         with self._db.write() as db:

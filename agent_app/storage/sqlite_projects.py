@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from agent_app.storage.base import PROJECT_GONE, SCENE_GONE, NotFoundError
+from agent_app.storage.media_store import MediaStore
 from agent_app.storage.models import LOCAL_OWNER, Owner, Project, Scene
 from agent_app.storage.names import clean_name
 from agent_app.storage.sqlite_database import SqliteDatabase, row_as
@@ -22,7 +22,7 @@ class ProjectRows:
     """The project and scene part of :class:`~agent_app.storage.sqlite.SqliteStorage`."""
 
     _db: SqliteDatabase
-    _media_dir: Path
+    _media_store: MediaStore
 
     def create_project(self, name: str, owner: Owner = LOCAL_OWNER) -> Project:
         project = Project(
@@ -71,16 +71,17 @@ class ProjectRows:
         return row_as(Project, row)
 
     def delete_project(self, project_id: str) -> None:
-        """Forget the project and, by the schema's cascade, its scenes, assets, conversations, messages and
-        runs; then delete its media files (the rows first: a leftover file is harmless)."""
+        """Delete the project's media files, then forget the project and, by the schema's cascade, its scenes,
+        assets, conversations, messages and runs. A media store out of reach refuses with the project kept
+        (as a removed asset is: a row left without its file shows as missing and can be removed again)."""
+        if self.get_project(project_id) is None:
+            raise NotFoundError(PROJECT_GONE)
+        sql = "SELECT file_name FROM assets WHERE project_id = ?"
+        for stored_name in [str(row[0]) for row in self._db.connection().execute(sql, (project_id,)).fetchall()]:
+            self._media_store.delete(stored_name)
         with self._db.write() as db:
-            files = [
-                str(row[0]) for row in db.execute("SELECT file_name FROM assets WHERE project_id = ?", (project_id,))
-            ]
             if db.execute("DELETE FROM projects WHERE id = ?", (project_id,)).rowcount == 0:
                 raise NotFoundError(PROJECT_GONE)
-        for file_name in files:
-            (self._media_dir / file_name).unlink(missing_ok=True)
 
     def create_scene(self, project_id: str, name: str) -> Scene:
         with self._db.write() as db:
