@@ -81,11 +81,13 @@ def test_another_owners_ids_read_as_ids_that_do_not_exist(storage: AnyStorage, s
         "rename_conversation": lambda: bob.rename_conversation(ids["conversation"], "x"),
         "clear_messages": lambda: bob.clear_messages(ids["conversation"]),
         "delete_conversation": lambda: bob.delete_conversation(ids["conversation"]),
+        "delete_project": lambda: bob.delete_project(ids["project"]),
         "chat_persistence": lambda: bob.chat_persistence(ids["conversation"]),
     }
     for write in writes.values():
-        with pytest.raises(NotFoundError, match=r"^No "):
+        with pytest.raises(NotFoundError, match=r"^This .* no longer (exists|in the project)") as refused:
             write()
+        assert all(internal not in str(refused.value) for internal in ids.values())  # no internal id
     alice = OwnedStorage(storage, ALICE)  # nothing of alice's changed
     assert [project.name for project in alice.list_projects()] == ["Alice's film"]
     assert [message.content for message in alice.load_messages(ids["conversation"])] == ["the secret plan"]

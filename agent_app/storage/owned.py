@@ -17,7 +17,7 @@ from agent_app.media.transcript_cache import TranscriptStore
 from agent_app.runs.run_store import RunStore
 from agent_app.session_stores import ChatPersistence
 from agent_app.storage.accounts import AccountStore
-from agent_app.storage.base import NotFoundError, Storage
+from agent_app.storage.base import ASSET_GONE, CONVERSATION_GONE, PROJECT_GONE, SCENE_GONE, NotFoundError, Storage
 from agent_app.storage.media_store import MediaStore
 from agent_app.storage.models import LOCAL_OWNER, Conversation, Owner, Project, Scene
 from agent_app.storage.sqlite_assets import DEFAULT_MAX_UPLOAD_BYTES
@@ -46,11 +46,11 @@ class OwnedStorage:
 
     def _require_project(self, project_id: str) -> None:
         if not self.owns_project(project_id):
-            raise NotFoundError(f"No project {project_id}")
+            raise NotFoundError(PROJECT_GONE)
 
     def _require_conversation(self, conversation_id: str) -> None:
         if self.get_conversation(conversation_id) is None:
-            raise NotFoundError(f"No conversation {conversation_id}")
+            raise NotFoundError(CONVERSATION_GONE)
 
     # --- projects -------------------------------------------------------------------------------
     def create_project(self, name: str, owner: Owner = LOCAL_OWNER) -> Project:
@@ -79,6 +79,11 @@ class OwnedStorage:
         self._require_project(project_id)
         return self.inner.rename_project(project_id, name)
 
+    def delete_project(self, project_id: str) -> None:
+        self._require_project(project_id)
+        self.inner.delete_project(project_id)
+        self._owned.pop(project_id, None)
+
     # --- scenes ---------------------------------------------------------------------------------
     def create_scene(self, project_id: str, name: str) -> Scene:
         self._require_project(project_id)
@@ -93,7 +98,7 @@ class OwnedStorage:
 
     def rename_scene(self, scene_id: str, name: str) -> Scene:
         if self.get_scene(scene_id) is None:
-            raise NotFoundError(f"No scene {scene_id}")
+            raise NotFoundError(SCENE_GONE)
         return self.inner.rename_scene(scene_id, name)
 
     # --- media ----------------------------------------------------------------------------------
@@ -155,7 +160,7 @@ class OwnedStorage:
 
     def remove_asset(self, asset_id: str) -> None:
         if self.asset_project_id(asset_id) is None:
-            raise NotFoundError(f"No asset {asset_id}")
+            raise NotFoundError(ASSET_GONE)
         self.inner.remove_asset(asset_id)
 
     # --- conversations --------------------------------------------------------------------------

@@ -72,7 +72,7 @@ class PostgresAccountStore:
                 (now_ms(), token_id, owner.issuer, owner.subject),
             )
             if cursor.rowcount != 1:
-                raise NotFoundError(f"No API token {token_id}")
+                raise NotFoundError("This API token no longer exists (it was revoked)")
 
     def api_token_owner(self, token_hash: str) -> Owner | None:
         row = self._db.one(
