@@ -25,6 +25,7 @@ from agent_app.settings import Settings
 from agent_app.tool_args import ParameterType as ParameterType  # noqa: PLC0414 - re-exported shared type
 from agent_app.tool_args import ToolArgs, argument_specs
 from agent_app.tool_args import ToolParameter as ToolParameter  # noqa: PLC0414 - re-exported shared type
+from agent_app.transcript_edits import TranscriptEdits
 from agent_app.wire_model import WireModel as WireModel  # noqa: PLC0414 - re-exported shared type
 
 if TYPE_CHECKING:
@@ -242,6 +243,10 @@ class MediaLibrary(Protocol):
 
     def transcripts(self) -> TranscriptStore:
         """The transcript cache kept beside the media (the same disk or bucket)."""
+        ...
+
+    def transcript_edits(self, asset_id: str) -> TranscriptEdits:
+        """The user's corrections and speaker names for the asset's transcript (none: empty)."""
         ...
 
 

@@ -21,6 +21,7 @@ from agent_app.media import (
     TranscriptionError,
     TranscriptionRequest,
     TranscriptSegment,
+    edited_transcript,
     language_code,
     transcribe_asset,
 )
@@ -118,8 +119,12 @@ _WORD_OVERHEAD = 40
 """Characters one timed word adds to the result besides its text (``{"startMs": …, "endMs": …}``)."""
 
 
-def _segment_result(segment: TranscriptSegment, words: bool) -> dict[str, Any]:
-    wire = {"startMs": segment.start_ms, "endMs": segment.end_ms, "text": segment.text}
+def _segment_result(transcript: Transcript, segment: TranscriptSegment, words: bool) -> dict[str, Any]:
+    wire: dict[str, Any] = {"startMs": segment.start_ms, "endMs": segment.end_ms, "text": segment.text}
+    if segment.speaker:
+        wire["speaker"] = transcript.speaker_name(segment.speaker)
+    if segment.original_text is not None:
+        wire["correctedByUser"] = True
     if words:
         return {**wire, "words": [word.to_wire() for word in segment.words]}
     return wire
@@ -149,10 +154,13 @@ def tool_result(
         "durationMs": transcript.duration_ms,
         "language": transcript.language,
         "text": " ".join(s.text for s in kept),
-        "segments": [_segment_result(s, words) for s in kept],
+        "segments": [_segment_result(transcript, s, words) for s in kept],
         "cached": cached,
         "backend": transcript.backend,
     }
+    speakers = list(dict.fromkeys(transcript.speaker_name(s.speaker) for s in transcript.segments if s.speaker))
+    if speakers:
+        result["speakers"] = speakers
     if not transcript.is_full:
         result["startMs"] = transcript.start_ms
         result["endMs"] = transcript.end_ms if transcript.end_ms is not None else transcript.duration_ms
@@ -173,12 +181,15 @@ def tool_result(
 
 
 def transcribe_video(args: TranscribeVideoArgs, env: ToolEnvironment) -> dict[str, Any]:
-    """``{assetId, durationMs, language, text, segments: [{startMs, endMs, text, words?}], cached, ...}``, bounded
+    """``{assetId, durationMs, language, speakers?, text, segments: [{startMs, endMs, text, speaker?, words?}],
+    cached, ...}`` with the user's corrections and speaker names, bounded
     in size; raises a user-grade error naming the asset when it cannot transcribe."""
     asset = resolve_asset(args.asset_id, env)
     end_ms = round(args.end_ms) if args.end_ms is not None else None
     request = TranscriptionRequest(args.language, round(args.start_ms or 0), end_ms)
     transcript, cached = transcribe_asset(env, asset, request)
+    if env.media is not None:  # the user's corrections and speaker names are the truth the model gets
+        transcript = edited_transcript(transcript, env.media.transcript_edits(asset.id))
     return tool_result(asset, transcript, cached, words=args.words)
 
 
@@ -187,7 +198,8 @@ TRANSCRIBE_VIDEO = ToolDefinition(
     description=(
         "Transcribe the speech in a video or audio asset of the project into timestamped "
         "segments; the result names the spoken language (detected unless given). Use it whenever "
-        "the user asks what is said in a clip. Long transcripts are returned in part (truncated: "
+        "the user asks what is said in a clip. Segments name their speaker once the user had speakers "
+        "found, and carry the user's corrections (correctedByUser). Long transcripts are returned in part (truncated: "
         "true); pass startMs/endMs to read a range, and words: true for each word's times."
     ),
     arguments=TranscribeVideoArgs,

@@ -12,6 +12,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.ui.library_panel import PAGE_SIZE
 from tests.media_samples import make_wav
 from tests.page_support import configure_env, new_page, texts
+from testsupport.media_factory import silent_mp4
 
 
 @pytest.fixture
@@ -62,3 +63,14 @@ def test_one_upload_error_at_a_time_in_the_apps_words(data_dir: Path, tmp_path: 
     at.sidebar.file_uploader[0].upload("slides.pdf", b"%PDF-1.4", "application/pdf").run()
     errors = texts(at.sidebar.error)
     assert len(errors) == 1 and errors[0].startswith("“slides.pdf” is not a supported media file")
+
+
+def test_a_video_without_sound_is_told_at_upload_it_cannot_be_transcribed(data_dir: Path, tmp_path: Path) -> None:
+    at = new_page()
+    silent = silent_mp4(tmp_path / "screen.mp4").read_bytes()
+    at.sidebar.file_uploader[0].upload("screen.mp4", silent, "video/mp4").run()
+    assert not at.exception
+    warned = [text for text in texts(at.sidebar.warning) if "no sound" in text]
+    assert warned == ["“screen.mp4” has no sound: it plays, but cannot be transcribed."]
+    at.sidebar.file_uploader[0].upload("tone.wav", make_wav(tmp_path / "tone.wav").read_bytes(), "audio/wav").run()
+    assert not [text for text in texts(at.sidebar.warning) if "no sound" in text]  # a file with sound: no warning

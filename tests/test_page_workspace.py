@@ -16,6 +16,7 @@ from tests.media_samples import make_video, make_wav
 from tests.page_support import bubbles, configure_env, new_page, send, texts
 from tests.storage_backends import stored_path
 from tests.transcribe_support import transcribe_on_page
+from tests.transcript_page_support import click_on_page, page_words
 
 
 @pytest.fixture
@@ -182,7 +183,7 @@ def test_transcript_segment_click_moves_the_playhead(
     )
     transcribe_on_page(at, asset_id, data_dir)
     assert not at.exception
-    at.button(key=f"transcript_{asset_id}_seek_1").click().run()
+    click_on_page(at, "seek", page_words(at)["rows"][1]["start"])  # st.video on the page: the server seeks
     assert at.session_state["ws.playhead_ms"] == 2000
     assert at.number_input(key="player_playhead_s").value == 2.0
     assert at.main.get("video")[0].proto.start_time == 2

@@ -12,6 +12,7 @@ import pytest
 from fake_llm import FakeLLMServer, openai_text, openai_tool_calls, tool_call
 from tests.page_support import bubbles, configure_env, new_page, send
 from tests.transcribe_support import SETTINGS
+from tests.transcript_page_support import page_indexes
 from testsupport.media_factory import speech_mp4
 
 
@@ -45,4 +46,4 @@ def test_uploaded_video_is_transcribed_offline_and_the_transcript_reaches_the_mo
 
     at.run()  # the panel reads the transcript the tool just cached
     assert [b.label for b in at.main.download_button] == ["SRT", "WebVTT", "Words", "Text", "JSON"]
-    assert at.button(key=f"transcript_{asset_id}_seek_0")
+    assert page_indexes(at)[0] == 0

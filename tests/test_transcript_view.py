@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from agent_app.media.transcript_types import TranscriptSegment
 from agent_app.ui.transcript_view import (
-    highlighted,
     matching_indexes,
     page_holding,
     pages_of,
     search_words,
     segment_at,
+    word_hits,
 )
 
 SEGMENTS = [
@@ -28,11 +28,11 @@ def test_search_matches_every_word_as_a_prefix_ignoring_case_and_accents() -> No
     assert matching_indexes(SEGMENTS, search_words("")) == [0, 1, 2]
 
 
-def test_hits_are_highlighted_and_the_rest_stays_literal_text() -> None:
-    assert highlighted(SEGMENTS[0].text, ["cafe"]) == r"Welcome to the Harbour :orange-background[café]\."
-    marked = highlighted(SEGMENTS[1].text, ["nets", "drying"])
-    assert marked == r"The boats are back; \*:orange-background[nets]\* \[:orange-background[drying]\] \$5\."
-    assert highlighted("a:b", []) == r"a\:b"  # no colour directive can be smuggled in
+def test_a_search_marks_whole_spoken_words() -> None:
+    said = ["Tomatoes,", "tomato", "potatoes", "sea-side", "Café."]
+    assert word_hits(said, search_words("tomato")) == [True, True, False, False, False]  # "tomatoes" whole
+    assert word_hits(said, search_words("side cafe")) == [False, False, False, True, True]
+    assert word_hits(said, []) == [False] * 5
 
 
 def test_pages_are_named_by_the_stretch_of_the_clip_they_cover() -> None:

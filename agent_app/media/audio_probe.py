@@ -7,6 +7,7 @@ and start at 0:00 in a player, while MP4/MOV/WebM/MKV/Ogg times are kept as writ
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -55,6 +56,16 @@ def open_media(path: Path) -> av.container.InputContainer:
         return av.open(str(path), mode="r")
     except av.error.FFmpegError as exc:
         raise UnreadableMediaError(f"the file is not a readable audio or video file ({ffmpeg_reason(exc)})") from exc
+
+
+def has_audio_stream(path: Path) -> bool:
+    """Whether ``path`` holds an audio stream (a screen recording often has none: nothing to transcribe);
+    an unreadable file counts as none."""
+    try:
+        with contextlib.closing(open_media(path)) as container:
+            return bool(container.streams.audio)
+    except UnreadableMediaError:
+        return False
 
 
 def ffmpeg_reason(exc: av.error.FFmpegError) -> str:

@@ -1,5 +1,6 @@
 """Transcript exports: SubRip (``.srt``), WebVTT (``.vtt``, also with word timings inside cues), plain text,
-and JSON (segments with their words, the language and how the transcript was made).
+and JSON (segments with their words, the language and how the transcript was made). A known speaker is
+a WebVTT voice tag (``<v Ana>``) and ``Ana: `` before the text in SubRip and plain text.
 
 Hand-written because both formats are a dozen well-specified lines and the app needs only writing
 (the tests parse the output with the independent ``srt`` and ``webvtt-py`` libraries). Cue text is
@@ -28,14 +29,33 @@ def _cues(transcript: Transcript) -> list[TranscriptSegment]:
         if text:
             end = max(segment.end_ms, segment.start_ms + _MIN_CUE_MS)
             words = clamp_words(segment.words, segment.start_ms, end)
-            cues.append(TranscriptSegment(start_ms=segment.start_ms, end_ms=end, text=text, words=words))
+            cues.append(segment.model_copy(update={"end_ms": end, "text": text, "words": words}))
     return cues
+
+
+def _speaker(transcript: Transcript, cue: TranscriptSegment) -> str | None:
+    """The cue's speaker as shown (the user's name, else ``S1``…), on one line and without markup."""
+    name = transcript.speaker_name(cue.speaker)
+    return " ".join(name.replace("-->", "->").split()) if name else None
+
+
+def _said_by(transcript: Transcript, cue: TranscriptSegment) -> str:
+    """The cue's text, after ``Name: `` when its speaker is known (SubRip and plain text have no voice tag)."""
+    speaker = _speaker(transcript, cue)
+    return f"{speaker}: {cue.text}" if speaker else cue.text
+
+
+def _voice(transcript: Transcript, cue: TranscriptSegment, body: str) -> str:
+    """``body`` inside a WebVTT voice tag (``<v Name>``) when the cue's speaker is known."""
+    speaker = _speaker(transcript, cue)
+    return f"<v {_vtt_text(speaker)}>{body}" if speaker else body
 
 
 def to_srt(transcript: Transcript) -> str:
     """The transcript as a SubRip file: numbered cues, ``HH:MM:SS,mmm`` times."""
     blocks = [
-        f"{index}\n{_timestamp(cue.start_ms, ',')} --> {_timestamp(cue.end_ms, ',')}\n{cue.text.replace('-->', '->')}\n"
+        f"{index}\n{_timestamp(cue.start_ms, ',')} --> {_timestamp(cue.end_ms, ',')}\n"
+        f"{_said_by(transcript, cue).replace('-->', '->')}\n"
         for index, cue in enumerate(_cues(transcript), start=1)
     ]
     return "\n".join(blocks)
@@ -48,7 +68,8 @@ def _vtt_text(text: str) -> str:
 def to_vtt(transcript: Transcript) -> str:
     """The transcript as a WebVTT file: ``WEBVTT`` header, ``HH:MM:SS.mmm`` times, escaped text."""
     blocks = [
-        f"{_timestamp(cue.start_ms, '.')} --> {_timestamp(cue.end_ms, '.')}\n{_vtt_text(cue.text)}\n"
+        f"{_timestamp(cue.start_ms, '.')} --> {_timestamp(cue.end_ms, '.')}\n"
+        f"{_voice(transcript, cue, _vtt_text(cue.text))}\n"
         for cue in _cues(transcript)
     ]
     return "WEBVTT\n\n" + "\n".join(blocks)
@@ -70,7 +91,7 @@ def to_vtt_words(transcript: Transcript) -> str:
     timed words is written as plain cue text."""
     blocks = [
         f"{_timestamp(cue.start_ms, '.')} --> {_timestamp(cue.end_ms, '.')}\n"
-        f"{_timed_words(cue) if cue.words else _vtt_text(cue.text)}\n"
+        f"{_voice(transcript, cue, _timed_words(cue) if cue.words else _vtt_text(cue.text))}\n"
         for cue in _cues(transcript)
     ]
     return "WEBVTT\n\n" + "\n".join(blocks)
@@ -84,11 +105,12 @@ def to_json(transcript: Transcript) -> str:
         "durationMs": transcript.duration_ms,
         "backend": transcript.backend,
         "model": transcript.model,
-        "segments": [cue.model_dump(mode="json", by_alias=True) for cue in _cues(transcript)],
+        "speakers": transcript.speaker_names,
+        "segments": [cue.model_dump(mode="json", by_alias=True, exclude_none=True) for cue in _cues(transcript)],
     }
     return json.dumps(body, ensure_ascii=False, indent=1) + "\n"
 
 
 def to_text(transcript: Transcript) -> str:
     """Plain text, one segment per line."""
-    return "".join(f"{cue.text}\n" for cue in _cues(transcript))
+    return "".join(f"{_said_by(transcript, cue)}\n" for cue in _cues(transcript))

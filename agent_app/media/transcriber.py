@@ -15,6 +15,7 @@ from agent_app.media.audio import AudioSource
 from agent_app.media.backends.base import BackendRequestError, BackendUnavailableError, TranscriptionBackend
 from agent_app.media.backends.config import create_backend, read_transcribe_settings
 from agent_app.media.media_errors import MediaError
+from agent_app.media.speaker_turns import with_speakers
 from agent_app.media.stoppable import run_stoppable
 from agent_app.media.transcript_cache import CacheKey
 from agent_app.media.transcript_types import Transcript, clamp_segments
@@ -84,7 +85,7 @@ def transcribe_asset(
             cached = cache.get(key)
             if cached is not None:
                 report(1.0, "Loaded the saved transcript")
-                return cached, True
+                return with_speakers(cache, key.content_hash, cached), True
         # An object store's file is downloaded whole to a temporary file first: decoders seek freely in it.
         with media.media_file(asset.id) as path:
             if path is None:
@@ -92,6 +93,7 @@ def transcribe_asset(
             transcript = _transcribe(env, asset, path, engine, request)
         if cache is not None and key is not None:
             cache.put(key, transcript, asset.id)
+            transcript = with_speakers(cache, key.content_hash, transcript)
     except StorageError as exc:
         raise TranscriptionError(f"Cannot transcribe {_describe(asset)}: {exc}") from exc
     report(1.0, "Transcript ready")

@@ -193,5 +193,11 @@ def slice_transcript(transcript: Transcript, start_ms: int, end_ms: int | None) 
 def saved_transcript(media: MediaLibrary, asset_id: str) -> Transcript | None:
     """The asset's cached whole-media transcript, or ``None``. Cheap and never hashes a file: an asset whose
     file was never hashed (never transcribed, uploaded before hashes were kept) has no known hash, so none."""
+    from agent_app.media.speaker_turns import with_speakers  # it builds on this module
+
     digest = media.known_hash(asset_id)
-    return media.transcripts().latest_full(digest) if digest is not None else None
+    if digest is None:
+        return None
+    store = media.transcripts()
+    transcript = store.latest_full(digest)
+    return with_speakers(store, digest, transcript) if transcript is not None else None

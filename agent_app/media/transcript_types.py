@@ -27,6 +27,18 @@ class TranscriptSegment(WireModel):
     end_ms: int = Field(ge=0)
     text: str
     words: list[TranscriptWord] = Field(default_factory=list)
+    speaker: str | None = None
+    """The speaker's label (``S1``, ``S2``…) once speakers were identified for the asset."""
+    original_text: str | None = None
+    """What the machine heard, when the user corrected ``text``."""
+
+
+class SpeakerTurn(WireModel):
+    """A stretch of the media one speaker talks in, as diarization found it."""
+
+    start_ms: int = Field(ge=0)
+    end_ms: int = Field(ge=0)
+    speaker: str
 
 
 class Transcript(WireModel):
@@ -43,6 +55,12 @@ class Transcript(WireModel):
     """The transcribed range; ``end_ms`` ``None`` means to the end."""
     notes: list[str] = Field(default_factory=list)
     """What the reader should know about its completeness (damaged or missing stretches of audio)."""
+    speaker_names: dict[str, str] = Field(default_factory=dict)
+    """The names the user gave speaker labels (``S1`` → ``Ana``); a label without one is shown as it is."""
+
+    def speaker_name(self, label: str | None) -> str | None:
+        """How the speaker ``label`` is shown: the user's name for it, else the label."""
+        return None if label is None else self.speaker_names.get(label, label)
 
     @property
     def is_full(self) -> bool:
@@ -62,7 +80,7 @@ def clamp_segments(segments: list[TranscriptSegment], start_ms: int, end_ms: int
         begin = min(max(segment.start_ms, previous_start), end_ms)
         finish = min(max(segment.end_ms, begin), end_ms)
         words = clamp_words(segment.words, begin, finish)
-        result.append(TranscriptSegment(start_ms=begin, end_ms=finish, text=text, words=words))
+        result.append(segment.model_copy(update={"start_ms": begin, "end_ms": finish, "text": text, "words": words}))
         previous_start = begin
     return result
 
@@ -81,3 +99,23 @@ def clamp_words(words: list[TranscriptWord], start_ms: int, end_ms: int) -> list
         result.append(TranscriptWord(start_ms=begin, end_ms=finish, text=text))
         previous_start = begin
     return result
+
+
+def label_speakers(segments: list[TranscriptSegment], turns: list[SpeakerTurn]) -> list[TranscriptSegment]:
+    """Each segment labelled with the speaker of the turns it overlaps most (``turns`` in time order);
+    a segment no turn overlaps keeps no label."""
+    labelled = []
+    first = 0
+    for segment in segments:
+        while first < len(turns) and turns[first].end_ms <= segment.start_ms:
+            first += 1
+        overlap: dict[str, int] = {}
+        index = first
+        while index < len(turns) and turns[index].start_ms < max(segment.end_ms, segment.start_ms + 1):
+            turn = turns[index]
+            shared = min(turn.end_ms, segment.end_ms) - max(turn.start_ms, segment.start_ms)
+            overlap[turn.speaker] = overlap.get(turn.speaker, 0) + max(shared, 1)
+            index += 1
+        speaker = max(overlap, key=lambda label: overlap[label]) if overlap else None
+        labelled.append(segment.model_copy(update={"speaker": speaker}))
+    return labelled

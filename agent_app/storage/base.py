@@ -15,6 +15,7 @@ from agent_app.runs.run_store import RunStore
 from agent_app.session_stores import ChatPersistence
 from agent_app.storage.accounts import AccountStore
 from agent_app.storage.models import LOCAL_OWNER, Conversation, Owner, Project, Scene
+from agent_app.transcript_edits import SegmentCorrection, TranscriptEdits
 from agent_app.transcriptions.models import TranscriptionStore
 from agent_app.types import ChatMessage, MediaAsset
 
@@ -112,6 +113,19 @@ class Storage(Protocol):
     def asset_project_id(self, asset_id: str) -> str | None: ...
 
     def remove_asset(self, asset_id: str) -> None: ...
+
+    # --- transcript edits -----------------------------------------------------------------------
+    def transcript_edits(self, asset_id: str) -> TranscriptEdits:
+        """The user's corrections and speaker names for the asset's transcript (none: empty)."""
+        ...
+
+    def save_correction(self, asset_id: str, correction: SegmentCorrection) -> None: ...
+
+    def remove_correction(self, asset_id: str, start_ms: int) -> None: ...
+
+    def name_speaker(self, asset_id: str, speaker: str, name: str) -> None:
+        """Name the speaker label ``speaker`` (an empty ``name``: show the label again)."""
+        ...
 
     # --- conversations --------------------------------------------------------------------------
     def create_conversation(self, project_id: str, title: str = "") -> Conversation: ...

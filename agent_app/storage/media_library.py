@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_app.media.transcript_cache import TranscriptStore
-from agent_app.storage.base import Storage
+from agent_app.storage.base import NotFoundError, Storage
+from agent_app.transcript_edits import SegmentCorrection, TranscriptEdits
 from agent_app.types import MediaAsset
 
 
@@ -41,3 +42,23 @@ class ProjectMediaLibrary:
 
     def transcripts(self) -> TranscriptStore:
         return self.storage.transcripts()
+
+    def transcript_edits(self, asset_id: str) -> TranscriptEdits:
+        return self.storage.transcript_edits(asset_id) if self._mine(asset_id) else TranscriptEdits()
+
+    def save_correction(self, asset_id: str, correction: SegmentCorrection) -> None:
+        self._require(asset_id)
+        self.storage.save_correction(asset_id, correction)
+
+    def remove_correction(self, asset_id: str, start_ms: int) -> None:
+        self._require(asset_id)
+        self.storage.remove_correction(asset_id, start_ms)
+
+    def name_speaker(self, asset_id: str, speaker: str, name: str) -> None:
+        self._require(asset_id)
+        self.storage.name_speaker(asset_id, speaker, name)
+
+    def _require(self, asset_id: str) -> None:
+        """Edits go only to this project's assets."""
+        if not self._mine(asset_id):
+            raise NotFoundError(f"No asset {asset_id} in this project")

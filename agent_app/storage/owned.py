@@ -21,6 +21,7 @@ from agent_app.storage.base import ASSET_GONE, CONVERSATION_GONE, PROJECT_GONE, 
 from agent_app.storage.media_store import MediaStore
 from agent_app.storage.models import LOCAL_OWNER, Conversation, Owner, Project, Scene
 from agent_app.storage.sqlite_assets import DEFAULT_MAX_UPLOAD_BYTES
+from agent_app.transcript_edits import SegmentCorrection, TranscriptEdits
 from agent_app.transcriptions.models import TranscriptionStore
 from agent_app.types import ChatMessage, MediaAsset
 
@@ -162,6 +163,26 @@ class OwnedStorage:
         if self.asset_project_id(asset_id) is None:
             raise NotFoundError(ASSET_GONE)
         self.inner.remove_asset(asset_id)
+
+    # --- transcript edits (only of an asset the owner sees) -------------------------------------------
+    def transcript_edits(self, asset_id: str) -> TranscriptEdits:
+        return self.inner.transcript_edits(asset_id) if self.asset_project_id(asset_id) else TranscriptEdits()
+
+    def save_correction(self, asset_id: str, correction: SegmentCorrection) -> None:
+        self._require_asset(asset_id)
+        self.inner.save_correction(asset_id, correction)
+
+    def remove_correction(self, asset_id: str, start_ms: int) -> None:
+        self._require_asset(asset_id)
+        self.inner.remove_correction(asset_id, start_ms)
+
+    def name_speaker(self, asset_id: str, speaker: str, name: str) -> None:
+        self._require_asset(asset_id)
+        self.inner.name_speaker(asset_id, speaker, name)
+
+    def _require_asset(self, asset_id: str) -> None:
+        if self.asset_project_id(asset_id) is None:
+            raise NotFoundError(f"No asset {asset_id}")
 
     # --- conversations --------------------------------------------------------------------------
     def create_conversation(self, project_id: str, title: str = "") -> Conversation:

@@ -19,11 +19,12 @@ from agent_app.storage.postgres_conversations import PostgresConversationRows
 from agent_app.storage.postgres_database import DEFAULT_MAX_CONNECTIONS, PostgresDatabase
 from agent_app.storage.postgres_projects import PostgresProjectRows
 from agent_app.storage.postgres_runs import PostgresRunStore
+from agent_app.storage.postgres_transcript_edits import PostgresTranscriptEditRows
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS
 from agent_app.storage.transcription_rows import SqlTranscriptionStore
 
 
-class PostgresStorage(PostgresProjectRows, PostgresAssetRows, PostgresConversationRows):
+class PostgresStorage(PostgresProjectRows, PostgresAssetRows, PostgresConversationRows, PostgresTranscriptEditRows):
     """Projects, scenes, assets, conversations, messages and runs in PostgreSQL; media files in ``media_store``.
 
     ``database_url`` holds a password: it is never logged or put in an error. ``busy_timeout_ms`` is how

@@ -126,6 +126,23 @@ MIGRATIONS: tuple[str, ...] = (
         WHERE state IN ('queued', 'running');
     CREATE INDEX transcriptions_by_asset ON transcriptions(asset_id, created_at);
     """,
+    # 5: the user's edits of an asset's transcript: corrected segments (beside the machine's text) and speakers' names.
+    """
+    CREATE TABLE transcript_corrections (
+        asset_id TEXT NOT NULL REFERENCES assets(id) ON DELETE CASCADE,
+        start_ms INTEGER NOT NULL,
+        original_text TEXT NOT NULL,
+        text TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (asset_id, start_ms)
+    );
+    CREATE TABLE speaker_names (
+        asset_id TEXT NOT NULL REFERENCES assets(id) ON DELETE CASCADE,
+        speaker TEXT NOT NULL,
+        name TEXT NOT NULL,
+        PRIMARY KEY (asset_id, speaker)
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -19,12 +19,13 @@ from agent_app.storage.sqlite_conversations import ConversationRows
 from agent_app.storage.sqlite_database import DEFAULT_BUSY_TIMEOUT_MS, SqliteDatabase
 from agent_app.storage.sqlite_projects import ProjectRows
 from agent_app.storage.sqlite_runs import SqliteRunStore
+from agent_app.storage.sqlite_transcript_edits import TranscriptEditRows
 from agent_app.storage.transcription_rows import SqlTranscriptionStore
 
 DB_FILE_NAME = "agent.sqlite3"
 
 
-class SqliteStorage(ProjectRows, AssetRows, ConversationRows):
+class SqliteStorage(ProjectRows, AssetRows, ConversationRows, TranscriptEditRows):
     """Projects, scenes, assets, conversations and messages in SQLite; media files in ``media_store`` (default:
     ``data_dir/media``).
 

@@ -9,6 +9,7 @@ import functools
 
 import streamlit as st
 
+from agent_app.media import has_audio_stream
 from agent_app.session_stores import SessionState
 from agent_app.settings import Settings
 from agent_app.storage import (
@@ -65,9 +66,20 @@ def _on_upload(workspace: Workspace, key: str, max_bytes: int) -> None:
             notify(workspace.state, "error", f"“{uploaded.name}” could not be stored: {exc}")
     for asset in imported:
         notify(workspace.state, "success", f"Added “{asset.name}” ({format_duration(asset.duration_ms)}).")
+        if asset.kind == "video" and not _has_sound(workspace, asset):
+            notify(workspace.state, "warning", f"“{asset.name}” has no sound: it plays, but cannot be transcribed.")
     if imported:
         workspace.select_asset(imported[-1].id)
     workspace.state[_UPLOAD_ROUND] = int(workspace.state.get(_UPLOAD_ROUND, 0)) + 1
+
+
+def _has_sound(workspace: Workspace, asset: MediaAsset) -> bool:
+    """Whether the stored file of ``asset`` holds an audio stream (a store out of reach: assumed so)."""
+    try:
+        with workspace.storage.media_file(asset.id) as path:
+            return path is None or has_audio_stream(path)
+    except StorageError:
+        return True
 
 
 def _on_remove_asked(workspace: Workspace, asset_id: str | None) -> None:

@@ -37,6 +37,8 @@ def show_notices(state: SessionState, section: str) -> None:
             st.error(escape_markdown(text), icon=":material/error:")
         elif kind == "info":
             st.info(escape_markdown(text), icon=":material/info:")
+        elif kind == "warning":
+            st.warning(escape_markdown(text), icon=":material/volume_off:")
         else:
             st.success(escape_markdown(text), icon=":material/check_circle:")
     state[_NOTICES] = [notice for notice in pending if notice[0] != section]

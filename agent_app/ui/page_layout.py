@@ -12,7 +12,7 @@ import functools
 import streamlit as st
 
 from agent_app.llm_config import llm_status
-from agent_app.media import saved_transcript
+from agent_app.media import saved_edited_transcript
 from agent_app.runs.manager import RunManager
 from agent_app.session_stores import SessionState
 from agent_app.settings import Prices, Settings, load_settings
@@ -170,7 +170,7 @@ def render_page() -> None:
         media = ProjectMediaLibrary(workspace.storage, project.id)
         shown = workspace.active_asset()
         try:
-            transcript = saved_transcript(media, shown.id) if shown is not None else None
+            transcript = saved_edited_transcript(media, shown.id) if shown is not None else None
         except StorageError as exc:  # the media store out of reach: the page goes on without it
             transcript = None
             st.warning(f"The saved transcript cannot be read now: {exc}.", icon=":material/cloud_off:")
@@ -192,5 +192,11 @@ def render_page() -> None:
                 context=context, media=media, data_dir=workspace.storage.data_dir, settings=settings
             )
             seek = functools.partial(player.seek, workspace)
-            render_transcript_panel(active, environment, seek, transcript if active is shown else None)
+            render_transcript_panel(
+                active,
+                environment,
+                seek,
+                transcript if active is shown else None,
+                editor=media,
+            )
     write_url(workspace, state)

@@ -19,6 +19,8 @@ from agent_app.ui.player_element import media_player
 from agent_app.ui.session_workspace import Workspace
 
 _PLAYHEAD_WIDGET = "player_playhead_s"
+_IN_PAGE = "player.in_page"
+"""Whether this run's player is the browser's own media element (set as it is drawn, before the transcript)."""
 _SEEK_ID = "player.seek_id"
 """Counts the seeks asked for in this session: the browser's player jumps only when it changes."""
 
@@ -44,6 +46,12 @@ def seek(workspace: Workspace, milliseconds: int) -> None:
     workspace.set_playhead(milliseconds)
     st.session_state[_PLAYHEAD_WIDGET] = max(0, milliseconds) / 1000
     _asked_to_seek()
+
+
+def plays_in_page() -> bool:
+    """Whether the page's player is the browser's own media element (the media route is mounted), which the
+    transcript moves directly, rather than ``st.video``."""
+    return bool(st.session_state.get(_IN_PAGE))
 
 
 def render_player(
@@ -109,6 +117,7 @@ def _render_media(
     """The player itself: from the store's presigned URL or the media route (exact seeks, position reported
     back), else read by Streamlit from disk (see agent_app.routes.media)."""
     url = media_url(workspace.storage, st.context.url, active, signing)
+    st.session_state[_IN_PAGE] = url is not None
     if url is None:
         start_seconds = workspace.playhead_ms // 1000
         with workspace.storage.media_file(active.id) as path:

@@ -49,6 +49,7 @@ export default function (component) {
     media.addEventListener("error", () => setTriggerValue("failed", media.dataset.src));
     parentElement.appendChild(media);
   }
+  window.agentAppMedia = media;  // the transcript's words seek it directly (agent_app.ui.transcript_element)
   media.setAttribute("aria-label", data.label);
   media.marks = data.marks || [];
   media.follow = (always) => {

@@ -1,6 +1,7 @@
-"""The transcript panel under the player: the asset's transcript as clickable timestamped segments (searchable,
-paged, the one at the playhead marked), a Transcribe button (a job on the server, its progress drawn from
-storage: :mod:`agent_app.ui.transcribe_action`) and SRT / WebVTT / text downloads.
+"""The transcript panel under the player: the asset's transcript as timestamped segments of clickable words
+(searchable, paged, the segment and the word at the playhead marked), a Transcribe button (a job on the
+server, its progress drawn from storage: :mod:`agent_app.ui.transcribe_action`), SRT / WebVTT / text / JSON
+downloads, corrections and speakers (see :mod:`agent_app.ui.transcript_edits_panel`).
 
 It reads the whole transcript from the cache, never from the chat (the model only sees a bounded excerpt).
 Widget keys carry the asset id, so switching assets never carries a page or a click over.
@@ -18,7 +19,7 @@ import streamlit as st
 
 from agent_app.media import (
     Transcript,
-    saved_transcript,
+    saved_edited_transcript,
     to_json,
     to_srt,
     to_text,
@@ -30,11 +31,18 @@ from agent_app.transcriptions.manager import TranscriptionManager
 from agent_app.types import MediaAsset, ToolEnvironment
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration
 from agent_app.ui.pickers import unique_labels
+from agent_app.ui.player import plays_in_page
 from agent_app.ui.resources import get_transcription_manager
 from agent_app.ui.transcribe_action import queue_transcription, render_transcription_progress
+from agent_app.ui.transcript_edits_panel import (
+    TranscriptEditor,
+    render_correction_form,
+    render_speakers,
+    start_editing,
+)
+from agent_app.ui.transcript_element import PageActions, page_rows, transcript_page
 from agent_app.ui.transcript_view import (
     Page,
-    highlighted,
     matching_indexes,
     page_holding,
     pages_of,
@@ -146,7 +154,7 @@ def _render_pager(key: str, pages: list[Page], page: int) -> None:
         )
 
 
-def _render_segments(transcript: Transcript, env: ToolEnvironment, key: str, on_seek: Callable[[int], None]) -> None:
+def _render_segments(transcript: Transcript, env: ToolEnvironment, key: str, actions: PageActions) -> None:
     segments = transcript.segments
     query = str(st.session_state.get(f"{key}_search") or "")
     st.text_input(
@@ -171,44 +179,32 @@ def _render_segments(transcript: Transcript, env: ToolEnvironment, key: str, on_
     page = _current_page(key, pages, shown, current)
     if len(pages) > 1:
         _render_pager(key, pages, page)
-    with st.container(height=420 if len(shown) > 8 else "content", border=False):
-        for index in shown[pages[page].first : pages[page].last]:
-            segment = segments[index]
-            # One unwrapping row, not columns: columns stack on a phone, each time on a line of its own
-            # above its text; this row keeps the button at its own width and lets the text wrap beside it.
-            row = st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False)
-            row.button(
-                format_duration(segment.start_ms),
-                key=f"{key}_seek_{index}",
-                on_click=on_seek,
-                args=(segment.start_ms,),
-                help="Play from here",
-                width="content",
-                type="primary" if index == current else "secondary",
-            )
-            text = highlighted(segment.text, words)
-            row.markdown(f"**{text}**" if index == current else text, width="stretch")
+    rows = page_rows(transcript, shown[pages[page].first : pages[page].last], words)
+    transcript_page(key, rows, current, actions)
 
 
 def _saved(asset: MediaAsset, env: ToolEnvironment) -> Transcript | None:
     if env.media is None or env.data_dir is None:
         return None
     try:
-        return saved_transcript(env.media, asset.id)
+        return saved_edited_transcript(env.media, asset.id)
     except StorageError:  # the media store out of reach: the page above says so
         return None
 
 
-def render_transcript_panel(
+def render_transcript_panel(  # noqa: PLR0913 - the editor is keyword-only, and optional
     asset: MediaAsset,
     env: ToolEnvironment,
     on_seek: Callable[[int], None],
     transcript: Transcript | None = None,
     transcriptions: TranscriptionManager | None = None,
+    *,
+    editor: TranscriptEditor | None = None,
 ) -> None:
-    """Draw the transcript panel of ``asset`` (see the module docstring); ``transcript`` when the caller
-    has already read it this run; ``transcriptions``: where Transcribe queues its job (default: the
-    process's, for the storage ``env.settings`` names)."""
+    """Draw the transcript panel of ``asset`` (see the module docstring); ``transcript`` (with the user's
+    edits) when the caller has already read it this run; ``transcriptions``: where Transcribe queues its job
+    (default: the process's, for the storage ``env.settings`` names); ``editor`` saves corrections and
+    speaker names (none: the transcript is read-only)."""
     if transcriptions is None:
         transcriptions = get_transcription_manager(env.settings)
     key = f"transcript_{asset.id}"
@@ -257,4 +253,8 @@ def render_transcript_panel(
     if not transcript.segments:
         st.info("No speech was recognized in this file.", icon=":material/info:")
         return
-    _render_segments(transcript, env, key, on_seek)
+    if editor is not None:
+        render_speakers(asset, env, editor, key, transcript)
+        render_correction_form(asset, editor, key, transcript)
+    actions = PageActions(seek=on_seek, edit=functools.partial(start_editing, key), in_page=plays_in_page())
+    _render_segments(transcript, env, key, actions)

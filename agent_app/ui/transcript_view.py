@@ -1,5 +1,5 @@
 """Which transcript segments the panel shows: search hits, pages of them, the segment at the playhead,
-and the hit words marked in the text. Plain functions over the segments, no Streamlit, so the panel
+and which spoken words a search found. Plain functions over the segments, no Streamlit, so the panel
 stays a thin drawing layer and the rules are tested on their own.
 
 Search is case- and accent-insensitive and matches every word typed (in any order), the way a
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_app.media.transcript_types import TranscriptSegment
-from agent_app.ui.formatting import escape_markdown, format_duration
+from agent_app.ui.formatting import format_duration
 
 SEGMENTS_PER_PAGE = 25
 """Each segment is a button; a few dozen per page keep reruns fast on an hour-long transcript."""
@@ -54,28 +54,12 @@ def matching_indexes(segments: Sequence[TranscriptSegment], words: Sequence[str]
     return hits
 
 
-def highlighted(text: str, words: Sequence[str]) -> str:
-    """``text`` escaped for Markdown, with each occurrence of a search word on a highlight."""
+def word_hits(said: Sequence[str], words: Sequence[str]) -> list[bool]:
+    """For each spoken word of ``said``, whether a search word begins it (or one of its parts, as in
+    "sea-side"): the whole word is marked, "tomatoes" and not "tomato" + "es"."""
     if not words:
-        return escape_markdown(text)
-    folded = _fold(text)
-    spans: list[tuple[int, int]] = []
-    for word in words:
-        spans.extend((m.start(), m.end()) for m in re.finditer(r"(?<!\w)" + re.escape(word), folded))
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    parts: list[str] = []
-    position = 0
-    for start, end in merged:
-        parts.append(escape_markdown(text[position:start]))
-        parts.append(f":orange-background[{escape_markdown(text[start:end])}]")
-        position = end
-    parts.append(escape_markdown(text[position:]))
-    return "".join(parts)
+        return [False] * len(said)
+    return [any(part.startswith(term) for part in _WORD.findall(_fold(text)) for term in words) for text in said]
 
 
 def segment_at(starts: Sequence[int], segments: Sequence[TranscriptSegment], playhead_ms: int) -> int | None:
