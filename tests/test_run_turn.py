@@ -18,6 +18,7 @@ from agent_app.registry import ToolRegistry
 from agent_app.runs.events import TextEvent, ToolCallEvent, ToolProgressEvent, ToolResultEvent, UsageEvent
 from agent_app.runs.manager import ThreadRunManager
 from agent_app.runs.models import Run
+from agent_app.runs.turn import TEXT_WRITE_SECONDS
 from agent_app.storage import SqliteStorage
 from agent_app.tool_args import ToolArgs
 from agent_app.tool_calls import STOPPED_TOOL_ERROR
@@ -87,7 +88,7 @@ def test_a_run_answers_and_records_what_happened(storage: SqliteStorage, openai_
     wait_until(lambda: manager.events(run.id)[-1].kind == "end", WAIT)  # written just after the run's state
     events = manager.events(run.id)
     assert "".join(e.data.delta for e in events if isinstance(e.data, TextEvent)) == "Hello from the server."
-    assert len([e for e in events if e.kind == "text"]) >= 3  # streamed in pieces, before the message
+    assert [e.kind for e in events].index("text") < [e.kind for e in events].index("message")
     [usage] = [e.data for e in events if isinstance(e.data, UsageEvent)]
     assert usage.input_tokens > 0 and usage.output_tokens > 0
     kinds = [
@@ -102,6 +103,21 @@ def test_a_run_answers_and_records_what_happened(storage: SqliteStorage, openai_
         ("status", "idle"),
         ("end", "answered"),
     ]
+
+
+def test_streamed_text_is_written_in_batches_not_per_delta(storage: SqliteStorage, openai_llm: FakeLLMServer) -> None:
+    """Forty deltas over most of a second become a few text events, each batch written at least
+    TEXT_WRITE_SECONDS after the one before (whatever the machine's speed, a slower one only makes fewer)."""
+    manager = manager_for(storage, ToolRegistry())
+    answer = "".join(f"word{n} " for n in range(40))
+    openai_llm.chat.push(streamed(openai_text(answer), StreamScript(pieces=40, delay_seconds=0.02)))
+    run = finished(manager, ask(manager, new_chat(storage), "Hi"), WAIT)
+    wait_until(lambda: manager.events(run.id)[-1].kind == "end", WAIT)
+    texts = [e for e in manager.events(run.id) if isinstance(e.data, TextEvent)]
+    assert "".join(e.data.delta for e in texts if isinstance(e.data, TextEvent)) == answer
+    assert 2 <= len(texts) < 40
+    gaps = [later.created_at - earlier.created_at for earlier, later in zip(texts, texts[1:-1], strict=False)]
+    assert all(gap >= TEXT_WRITE_SECONDS * 1000 - 2 for gap in gaps), gaps
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])

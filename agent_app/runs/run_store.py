@@ -15,12 +15,19 @@ from typing import Protocol
 from agent_app.errors import ErrorKind
 from agent_app.runs.events import RunEvent, RunEventData
 from agent_app.runs.models import LeaseLostError, Run, RunState
+from agent_app.runs.wakeups import RunWakeups
 from agent_app.types import AgentContext, ChatMessage
 
 __all__ = ["LeaseLostError", "RunStore"]
 
 
 class RunStore(Protocol):
+    @property
+    def wakeups(self) -> RunWakeups:
+        """This process's wake-ups for the runs of this store: every write below announces itself there, and
+        other processes' writes arrive there too, so a watcher compares versions instead of querying."""
+        ...
+
     def create_run(  # noqa: PLR0913 - the run and the turn it replaces are one transaction, so one call
         self,
         conversation_id: str,

@@ -18,8 +18,10 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 from pydantic import BaseModel
 
+from agent_app.runs.wakeups import RunWakeups
 from agent_app.storage.base import StorageError
 from agent_app.storage.postgres_schema import stored_version, upgrade
+from agent_app.storage.postgres_write_feed import PostgresWriteFeed
 
 DEFAULT_MAX_CONNECTIONS = 10
 CONNECT_TIMEOUT_SECONDS = 5
@@ -98,6 +100,8 @@ class PostgresDatabase:
         except PoolTimeout as exc:
             self._pool.close()
             raise storage_error(exc, "opened") from None
+        self.wakeups = RunWakeups(PostgresWriteFeed(url, options))
+        """This process's wake-ups for runs of this database (every process's writes, by LISTEN/NOTIFY)."""
 
     def _configure(self, connection: Connection) -> None:
         # 0 would mean "wait forever" to PostgreSQL; the busy timeout's 0 means "do not wait".
@@ -139,6 +143,7 @@ class PostgresDatabase:
     def close_pool(self) -> None:
         """Close every pooled connection (at the end of a process or a test); unusable afterwards."""
         self._pool.close()
+        self.wakeups.close()
 
 
 def row_as(model: type[RecordT], row: DictRow) -> RecordT:

@@ -27,9 +27,11 @@ from agent_app.runs.models import (
     RunState,
     TurnChangedError,
 )
+from agent_app.runs.wakeups import RunWakeups
 from agent_app.storage.base import StorageError
 from agent_app.storage.postgres_conversations import cut_last_turn, insert_message
 from agent_app.storage.postgres_database import Connection, PostgresDatabase
+from agent_app.storage.postgres_write_feed import notify
 from agent_app.storage.sqlite_runs import INTERRUPTED_ERROR, events_of
 from agent_app.types import AgentContext, ChatMessage, new_id, now_ms
 
@@ -52,6 +54,10 @@ class PostgresRunStore:
 
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
+
+    @property
+    def wakeups(self) -> RunWakeups:
+        return self._db.wakeups
 
     def create_run(  # noqa: PLR0913 - the run and the turn it replaces are one transaction, so one call
         self,
@@ -101,6 +107,8 @@ class PostgresRunStore:
                 raise TurnChangedError(TURN_CHANGED_MESSAGE)
             for message in messages:
                 insert_message(db, conversation_id, message)
+            notify(db, "c", conversation_id)  # delivered to every listening process when this commits
+        self._db.wakeups.conversation_changed(conversation_id)
         return run
 
     @staticmethod
@@ -169,6 +177,8 @@ class PostgresRunStore:
                 "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
                 (run_id, seq, event.kind, body, now_ms()),
             )
+            notify(db, "e", run_id, seq)
+        self._db.wakeups.run_changed(run_id, seq)
         return seq
 
     def append_run_message(self, run_id: str, owner: str, conversation_id: str, message: ChatMessage) -> None:
@@ -194,6 +204,8 @@ class PostgresRunStore:
             cursor = db.execute(
                 "UPDATE runs SET stop_requested = TRUE WHERE id = %s AND state IN ('queued', 'running')", (run_id,)
             )
+            notify(db, "r", run_id)
+        self._db.wakeups.run_changed(run_id)
         return cursor.rowcount == 1
 
     def stop_requested(self, owner: str) -> list[str]:
@@ -221,6 +233,8 @@ class PostgresRunStore:
                 " AND (%s::text IS NULL OR (owner = %s AND lease_until >= %s))",
                 (state, error, None if error_kind is None else str(error_kind), now, run_id, owner, owner, now),
             )
+            notify(db, "r", run_id)
+        self._db.wakeups.run_changed(run_id)
         return cursor.rowcount == 1
 
     def renew_leases(self, owner: str, lease_until: int) -> int:

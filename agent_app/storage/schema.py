@@ -143,6 +143,13 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (asset_id, speaker)
     );
     """,
+    # 6: an event's seq from its run's counter (not MAX(seq) + 1), and the recently ended runs found by index
+    # (another process's wake-ups read the counters of live and just-ended runs).
+    """
+    ALTER TABLE runs ADD COLUMN last_event_seq INTEGER NOT NULL DEFAULT 0;
+    UPDATE runs SET last_event_seq = COALESCE((SELECT MAX(seq) FROM run_events WHERE run_id = runs.id), 0);
+    CREATE INDEX runs_by_finish ON runs(finished_at) WHERE finished_at IS NOT NULL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,8 +16,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from agent_app.runs.wakeups import RunWakeups
 from agent_app.storage.base import StorageError
 from agent_app.storage.schema import MIGRATIONS, SCHEMA_VERSION
+from agent_app.storage.sqlite_write_feed import SqliteWriteFeed
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -32,6 +34,8 @@ class SqliteDatabase:
         self._busy_timeout_ms = max(0, int(busy_timeout_ms))
         self._local = threading.local()
         self._migrate()
+        self.wakeups = RunWakeups(SqliteWriteFeed(path))
+        """This process's wake-ups for runs of this file (other processes' writes seen by ``data_version``)."""
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (opened on first use); use it directly for reads.

@@ -28,6 +28,7 @@ from agent_app.runs.models import (
     RunState,
     TurnChangedError,
 )
+from agent_app.runs.wakeups import RunWakeups
 from agent_app.storage.base import StorageError
 from agent_app.storage.sqlite_conversations import cut_last_turn, insert_message
 from agent_app.storage.sqlite_database import SqliteDatabase
@@ -79,6 +80,10 @@ class SqliteRunStore:
     def __init__(self, db: SqliteDatabase) -> None:
         self._db = db
 
+    @property
+    def wakeups(self) -> RunWakeups:
+        return self._db.wakeups
+
     def create_run(  # noqa: PLR0913 - the run and the turn it replaces are one transaction, so one call
         self,
         conversation_id: str,
@@ -125,6 +130,7 @@ class SqliteRunStore:
                 raise TurnChangedError(TURN_CHANGED_MESSAGE)
             for message in messages:
                 insert_message(db, conversation_id, message)
+        self._db.wakeups.conversation_changed(conversation_id)
         return run
 
     @staticmethod
@@ -183,13 +189,17 @@ class SqliteRunStore:
         body = event.stored_json()
         with self._db.write() as db:
             _fence(db, run_id, owner)
-            seq = int(
-                db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?", (run_id,)).fetchone()[0]
-            )
+            row = db.execute(
+                "UPDATE runs SET last_event_seq = last_event_seq + 1 WHERE id = ? RETURNING last_event_seq", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise StorageError(f"The database could not be written (no run {run_id})")
+            seq = int(row[0])
             db.execute(
                 "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
                 (run_id, seq, event.kind, body, now_ms()),
             )
+        self._db.wakeups.run_changed(run_id, seq)
         return seq
 
     def append_run_message(self, run_id: str, owner: str, conversation_id: str, message: ChatMessage) -> None:
@@ -210,6 +220,7 @@ class SqliteRunStore:
             cursor = db.execute(
                 "UPDATE runs SET stop_requested = 1 WHERE id = ? AND state IN ('queued', 'running')", (run_id,)
             )
+        self._db.wakeups.run_changed(run_id)
         return cursor.rowcount == 1
 
     def stop_requested(self, owner: str) -> list[str]:
@@ -242,6 +253,7 @@ class SqliteRunStore:
                 " AND (? IS NULL OR (owner = ? AND lease_until >= ?))",
                 (state, error, None if error_kind is None else str(error_kind), now, run_id, owner, owner, now),
             )
+        self._db.wakeups.run_changed(run_id)
         return cursor.rowcount == 1
 
     def renew_leases(self, owner: str, lease_until: int) -> int:
