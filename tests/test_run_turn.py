@@ -5,6 +5,7 @@ model receives checked."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -116,7 +117,7 @@ def test_streamed_text_is_written_in_batches_not_per_delta(storage: SqliteStorag
     texts = [e for e in manager.events(run.id) if isinstance(e.data, TextEvent)]
     assert "".join(e.data.delta for e in texts if isinstance(e.data, TextEvent)) == answer
     assert 2 <= len(texts) < 40
-    gaps = [later.created_at - earlier.created_at for earlier, later in zip(texts, texts[1:-1], strict=False)]
+    gaps = [later.created_at - earlier.created_at for earlier, later in itertools.pairwise(texts[:-1])]
     assert all(gap >= TEXT_WRITE_SECONDS * 1000 - 2 for gap in gaps), gaps
 
 
