@@ -23,7 +23,7 @@ from agent_app.runs.manager import HEARTBEAT_SECONDS, LEASE_MS
 from agent_app.settings import SETTING_NAMES, Settings
 from agent_app.storage import ALLOWED_EXTENSIONS, media_import, s3_media_store
 from agent_app.types import ContextReport
-from agent_app.ui import chat_history, chat_panel, conversation_list, library_panel, transcript_view
+from agent_app.ui import chat_history, conversation_list, library_panel, live_turn, transcript_view
 
 ROOT = Path(__file__).resolve().parent.parent
 README = "README.md"
@@ -76,7 +76,7 @@ FIGURES: list[tuple[str, str, float]] = [
     (README, r"`AGENT_MAX_CONCURRENT_CHATS` requests \(default (\d+)\)", Settings().max_concurrent_chats),
     (README, r"answers 503 with `Retry-After: (\d+)`", RETRY_AFTER_SECONDS),
     # Runs and the orchestrator
-    (ARCHITECTURE, r"redraws from storage every ([\d.]+) s", chat_panel.POLL_SECONDS),
+    (ARCHITECTURE, r"looks for news every ([\d.]+) s", live_turn.LIVE_REFRESH_SECONDS),
     (ARCHITECTURE, r"A run's lease, renewed every (\d+) s", HEARTBEAT_SECONDS),
     (ARCHITECTURE, r"two beats and a second, at\s+least (\d+) s", LEASE_MS / 1000),
     (ARCHITECTURE, r"cap at (\d+) rounds", orchestrator_options.MAX_ITERATIONS),

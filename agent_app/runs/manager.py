@@ -31,6 +31,7 @@ from agent_app.runs.execution import (
 from agent_app.runs.executor import BoundedExecutor
 from agent_app.runs.models import Run
 from agent_app.runs.recovery import closing_messages, settled_state
+from agent_app.runs.wakeups import RunWakeups
 from agent_app.storage.base import Storage
 from agent_app.types import AgentContext, ChatMessage, now_ms
 
@@ -83,6 +84,12 @@ class RunManager(Protocol):
         ...
 
     def get(self, run_id: str) -> Run | None: ...
+
+    @property
+    def wakeups(self) -> RunWakeups:
+        """Versions of runs and conversations that move when something is written (by any process): what a
+        watching page compares before it reads anything."""
+        ...
 
     def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]: ...
 
@@ -153,6 +160,10 @@ class StoredRunManager:
 
     def get(self, run_id: str) -> Run | None:
         return self._as_known(self.store.get_run(run_id))
+
+    @property
+    def wakeups(self) -> RunWakeups:
+        return self.store.wakeups
 
     def events(self, run_id: str, after_seq: int = 0) -> list[RunEvent]:
         return self.store.events(run_id, after_seq)

@@ -17,7 +17,7 @@ import streamlit as st
 from agent_app.session_stores import SessionState
 from agent_app.settings import Prices
 from agent_app.types import ChatMessage, ToolResult
-from agent_app.ui.context_status import latest_context_report, render_context_status, render_cut_marker
+from agent_app.ui.context_status import context_summary, latest_context_report, render_cut_marker
 from agent_app.ui.markdown_text import chat_markdown, typed_markdown
 from agent_app.ui.message_actions import TurnActions, is_editing, render_actions, render_editor
 from agent_app.ui.tool_cards import render_tool_cards
@@ -73,27 +73,36 @@ def render_turn(turn: Turn, prices: Prices | None, state: SessionState, actions:
     a quiet caption of its tokens (all its model requests), priced when ``prices`` are known; then Copy (and
     Edit or Regenerate, see :mod:`~agent_app.ui.message_actions`)."""
     avatar = {"user": USER_AVATAR, "system": SYSTEM_AVATAR}.get(turn.role, ASSISTANT_AVATAR)
-    results = _results_by_call(turn.messages)
-    called = {call.id for message in turn.messages for call in message.tool_calls or []}
     with st.chat_message(turn.role, avatar=avatar):
-        for message in turn.messages:
-            if message.role == "tool":
-                result = message.tool_result
-                if result is not None and result.tool_call_id not in called:
-                    st.caption(message.content or f"{result.name} result")
-                continue
-            if actions is not None and is_editing(state, message):
-                render_editor(state, message, actions.on_resend)
-                return
-            if message.content:
-                # The user's words as typed; the assistant's Markdown rendered (safely, see markdown_text).
-                shown = typed_markdown(message.content) if message.role == "user" else chat_markdown(message.content)
-                st.markdown(shown)
-            render_tool_cards(state, message.id, message.tool_calls or [], results)
+        if not render_turn_body(turn.messages, state, actions):
+            return
         usage = total_usage(turn.messages) if turn.role == "assistant" else None
         if usage is not None:
             st.caption(usage_text(usage, prices))
         render_actions(state, turn.messages, actions)
+
+
+def render_turn_body(messages: Sequence[ChatMessage], state: SessionState, actions: TurnActions | None) -> bool:
+    """The inside of a bubble: each message's text and its tool cards, in the order they happened (the live
+    run draws its turn so far with this, so the running turn looks as it will when done); ``False`` when a
+    message's editor took its place."""
+    results = _results_by_call(messages)
+    called = {call.id for message in messages for call in message.tool_calls or []}
+    for message in messages:
+        if message.role == "tool":
+            result = message.tool_result
+            if result is not None and result.tool_call_id not in called:
+                st.caption(message.content or f"{result.name} result")
+            continue
+        if actions is not None and is_editing(state, message):
+            render_editor(state, message, actions.on_resend)
+            return False
+        if message.content:
+            # The user's words as typed; the assistant's Markdown rendered (safely, see markdown_text).
+            shown = typed_markdown(message.content) if message.role == "user" else chat_markdown(message.content)
+            st.markdown(shown)
+        render_tool_cards(state, message.id, message.tool_calls or [], results)
+    return True
 
 
 def _show_older(state: SessionState) -> None:
@@ -110,10 +119,13 @@ def render_history(
     messages: Sequence[ChatMessage],
     prices: Prices | None = None,
     actions: TurnActions | None = None,
+    *,
+    footer: bool = True,
 ) -> None:
     """Draw the visible part of ``messages``, with a "Show older" button when some are hidden, the marker
-    above the oldest message still sent to the model and how full the model's context is; each answer's
-    tokens and the conversation's total, priced when ``prices`` are known."""
+    above the oldest message still sent to the model; each answer's tokens, and with ``footer`` one line of
+    how full the model's context is and the conversation's total, priced when ``prices`` are known (no
+    footer while a run goes: nothing between the question and its live answer)."""
     hidden, shown = visible_slice(messages, int(state.get(_WINDOW_KEY, PAGE_SIZE)))
     if hidden:
         st.button(
@@ -130,8 +142,11 @@ def render_history(
         if cut is not None and turn.messages[0].id == cut:
             render_cut_marker()
         render_turn(turn, prices, state, actions)
-    if report is not None:
-        render_context_status(report)
+    if not footer:
+        return
     total = total_usage(messages)
-    if total is not None:
-        st.caption(f"This conversation: {usage_text(total, prices)}")
+    parts = [] if total is None else [f"This conversation: {usage_text(total, prices)}"]
+    if report is not None:
+        parts.append(context_summary(report))
+    if parts:  # one quiet line under the last answer
+        st.caption(" · ".join(parts))

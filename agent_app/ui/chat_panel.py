@@ -24,7 +24,6 @@ from agent_app.errors import ErrorKind
 from agent_app.runs.manager import RunManager
 from agent_app.runs.models import Run, RunBusyError, TurnChangedError
 from agent_app.runs.recovery import is_unanswered
-from agent_app.runs.view import RunView
 from agent_app.session_stores import SessionState
 from agent_app.settings import Prices
 from agent_app.storage import StorageError
@@ -35,7 +34,8 @@ from agent_app.ui.chat_history import USER_AVATAR, render_history, reset_window
 from agent_app.ui.chat_scroll import render_scroll, scroll_to_newest
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY, CHAT_TITLE_KEY
-from agent_app.ui.live_status import cut_text, render_cut_text, render_live_run
+from agent_app.ui.live_status import LiveRun, cut_text, render_cut_text
+from agent_app.ui.live_turn import forget_live, live_run, look_before_reading, render_live, render_watch, running_turn
 from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
 from agent_app.ui.page_parts import redraw_chat
@@ -50,14 +50,10 @@ _UNSAVED = "chat.unsaved_prompt"
 _SAVE_ERROR = "chat.save_error"
 _REFUSED = "chat.refused"
 _REFUSED_PROMPT = "chat.refused_prompt"
-_VIEW = "chat.run_view"
 _FOCUS_UNTIL = "chat.focus_until"
 FOCUS_SECONDS = 3.0
 """After a run ends, every redraw for this long offers the focus script again (a last refresh of the chat
 part can redraw the input after the first one ran)."""
-POLL_SECONDS = 0.5
-"""How often the chat part redraws while a run goes (the streamed text appears at this pace). Each redraw
-is a short script run of that session on the server; twice a second keeps a dozen watching tabs cheap."""
 FOCUS_INPUT_SCRIPT = """<script>
 (() => {
   let tries = 0;
@@ -175,26 +171,16 @@ def _active_run(workspace: Workspace, runs: RunManager) -> Run | None:
     return runs.active_run(conversation_id) if conversation_id is not None else None
 
 
-def _run_view(state: SessionState, runs: RunManager, run: Run) -> RunView:
-    """The run's live state: the view kept in the session, with the events since it was last read.
-    (Kept until the page has drawn the run's end: then the keyboard focus goes back to the input.)"""
-    raw = state.get(_VIEW)
-    view = RunView.model_validate_json(str(raw)) if raw is not None else None
-    if view is None or view.run_id != run.id:
-        view = RunView(run_id=run.id)
-    view.apply(runs.events(run.id, view.seq))
-    state[_VIEW] = view.model_dump_json()
-    return view
-
-
 def render_chat(workspace: Workspace, runs: RunManager | None, prices: Prices | None = None) -> None:
-    """The chat column: the header, then the part that refreshes by itself while a run goes. ``runs`` is
-    ``None`` when no model is configured: the input says so and sends nothing (the sidebar names the
-    missing settings, once); ``prices`` turn the answers' tokens into an estimated cost."""
+    """The chat column: the header, then the chat part (a fragment: its own buttons redraw it alone; inside
+    it, the running turn and the watch for a run started elsewhere refresh by themselves, see
+    :mod:`~agent_app.ui.live_turn`). ``runs`` is ``None`` when no model is configured: the input says so and
+    sends nothing (the sidebar names the missing settings, once); ``prices`` turn the answers' tokens into an
+    estimated cost."""
     workspace.catch_up()  # another tab, or a run, may have added to this conversation
     render_header(workspace, workspace.chat.messages)
     running = runs is not None and _active_run(workspace, runs) is not None
-    st.fragment(_chat_body, run_every=POLL_SECONDS if running else None)(workspace, runs, prices, running)
+    st.fragment(_chat_body)(workspace, runs, prices, running)
 
 
 def _render_refusal(state: SessionState, run: Run | None) -> None:
@@ -221,17 +207,21 @@ def _restore_refused_prompt(state: SessionState, loading: bool) -> None:
             state.pop(_REFUSED_PROMPT)
 
 
-def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | None, polling: bool) -> None:
-    """History, live run, notices and input. Redrawn alone every :data:`POLL_SECONDS` while a run goes;
-    when a run starts or ends the whole page reruns (to start or stop the refreshing, and for the header)."""
+def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | None, drawn_running: bool) -> None:
+    """History, live run, notices and input; when a run started or ended since the page drew ``drawn_running``
+    the whole page reruns (for the header, and to draw the answer into the history)."""
     state = workspace.state
+    conversation_id = workspace.conversation_id
+    if runs is not None and conversation_id is not None:
+        look_before_reading(state, runs, conversation_id)
     run = _active_run(workspace, runs) if runs is not None else None
-    if (run is not None) != polling:
+    if (run is not None) != drawn_running:
         st.rerun()
     workspace.catch_up()
     messages = workspace.chat.messages
-    view = _run_view(state, runs, run) if runs is not None and run is not None else None
-    _sync_stores(workspace, run, view)
+    earlier, turn = running_turn(messages) if run is not None else (messages, [])
+    live = live_run(state, runs, run, turn) if runs is not None and run is not None else None
+    _sync_stores(workspace, live)
     loading = workspace.chat.loading  # from here on the page draws from its stores
     history = st.container(height=HISTORY_HEIGHT, border=False, key=CHAT_HISTORY_KEY, autoscroll=True)
     placeholder = "The assistant is working…" if loading else "Ask about your media…"
@@ -252,7 +242,7 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
                 "Ask the assistant about the project's media — for example “What is said in this clip?”. "
                 "It knows the assets in the sidebar by name and the playhead position."
             )
-        question_id, answer_id = TurnActions.of(messages)
+        question_id, answer_id = TurnActions.of(earlier)
         actions = (
             TurnActions(
                 last_question_id=question_id,
@@ -264,16 +254,14 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
             if runs is not None
             else None
         )
-        render_history(state, messages, prices, actions)
+        render_history(state, earlier, prices, actions, footer=run is None)
         if unsaved is not None:
             with st.chat_message("user", avatar=USER_AVATAR):
                 st.markdown(typed_markdown(unsaved.content))
-        if runs is not None and run is not None and view is not None:
-            render_live_run(runs, run, view, workspace.agent)
-        elif runs is not None:
-            _render_notices(workspace, runs, messages)
+        if runs is not None:
+            _render_run_part(workspace, runs, run, messages)
         _render_refusal(state, run)
-        if run is None and state.pop(_VIEW, None) is not None:  # the run this page showed is over
+        if run is None and forget_live(state):  # the run this page showed is over
             state[_FOCUS_UNTIL] = time.monotonic() + FOCUS_SECONDS
         if time.monotonic() < float(state.get(_FOCUS_UNTIL, 0.0)):
             # A different comment each time, so the browser runs the script again after each redraw.
@@ -281,16 +269,27 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     render_scroll(state)
 
 
-def _sync_stores(workspace: Workspace, run: Run | None, view: RunView | None) -> None:
+def _render_run_part(workspace: Workspace, runs: RunManager, run: Run | None, messages: list[ChatMessage]) -> None:
+    """Below the history: the running turn (refreshing alone), or how the last run ended and the watch for a
+    run started elsewhere."""
+    if run is not None:
+        render_live(workspace, runs, run.id)
+        return
+    _render_notices(workspace, runs, messages)
+    if workspace.conversation_id is not None:
+        render_watch(workspace, runs)
+
+
+def _sync_stores(workspace: Workspace, live: LiveRun | None) -> None:
     """The session's chat and agent stores filled from the run and its events: what the chat part draws its
     loading state, status and running tool from."""
-    if run is None or view is None:
+    if live is None:
         workspace.chat.set_loading(False)
         workspace.agent.reset()
         return
     workspace.chat.set_loading(True)
-    workspace.agent.set_status(view.status)
-    workspace.agent.set_active_tool(view.active_tool)
+    workspace.agent.set_status(live.view.status)
+    workspace.agent.set_active_tool(live.view.active_tool)
 
 
 def _render_notices(workspace: Workspace, runs: RunManager, messages: list[ChatMessage]) -> None:

@@ -39,7 +39,3 @@ def context_summary(report: ContextReport) -> str:
 def render_cut_marker() -> None:
     """The quiet line drawn above the oldest message still sent."""
     st.caption(f":material/content_cut: {CUT_MARKER}")
-
-
-def render_context_status(report: ContextReport) -> None:
-    st.caption(f":material/data_usage: {context_summary(report)}")

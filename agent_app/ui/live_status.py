@@ -8,14 +8,16 @@ never from the orchestrator itself, so every tab and every reload draws the same
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import streamlit as st
 
 from agent_app.runs.manager import RunManager
 from agent_app.runs.models import Run
 from agent_app.runs.view import RunView
 from agent_app.session_stores import AgentStore
-from agent_app.types import ExecutionState
-from agent_app.ui.chat_history import ASSISTANT_AVATAR
+from agent_app.types import ChatMessage, ExecutionState
+from agent_app.ui.chat_history import ASSISTANT_AVATAR, render_turn_body
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.markdown_text import chat_markdown
 
@@ -52,16 +54,38 @@ def _stop(runs: RunManager, run_id: str) -> None:
     runs.stop(run_id)
 
 
-def render_live_run(runs: RunManager, run: Run, view: RunView, agent: AgentStore) -> None:
-    """One assistant bubble for the run in progress: a status box (the agent store's status) with progress
-    bars, the text so far, Stop."""
+@dataclass
+class LiveRun:
+    """What a tab shows of the run in progress, kept in its session between refreshes: the run as last read,
+    the view of its events, the version of its wake-ups that view is up to date with, the turn's messages so
+    far, and the streamed text's Markdown (made again only when the text grew)."""
+
+    run: Run
+    view: RunView
+    version: int = -1
+    turn: list[ChatMessage] = field(default_factory=list)
+    markdown_of: str = ""
+    markdown: str = ""
+
+    def text_markdown(self) -> str:
+        if self.markdown_of != self.view.text:
+            self.markdown_of, self.markdown = self.view.text, chat_markdown(self.view.text)
+        return self.markdown
+
+
+def render_live_run(runs: RunManager, live: LiveRun, agent: AgentStore) -> None:
+    """One assistant bubble for the run in progress, drawn as the answer will look when done: a status box
+    (the agent store's status) with progress bars, the turn's messages so far with their tool cards, the text
+    streaming now, Stop."""
+    run, view = live.run, live.view
     with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
-        box = st.status(run_label(run, agent), state="running", expanded=True)  # not ``with``: that completes it
+        box = st.status(run_label(run, agent), state="running", expanded=bool(view.progress))  # not ``with``
         for progress in view.progress.values():
             text = f"{progress.name}: {progress.message}" if progress.message else progress.name
             box.progress(min(1.0, max(0.0, progress.fraction)), text=escape_markdown(text))
+        render_turn_body(live.turn, st.session_state, None)
         if view.text:
-            st.markdown(chat_markdown(view.text))
+            st.markdown(live.text_markdown())
         st.button(
             "Stop",
             key=STOP_KEY,

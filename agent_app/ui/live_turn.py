@@ -1,0 +1,118 @@
+"""The parts of the chat that refresh by themselves: the running turn, and a watch for a run another tab or
+process starts in the open conversation.
+
+Each is a fragment of its own with ``run_every``, so a refresh redraws that part alone, never the
+conversation, the sidebar or the player. A refresh first compares the run's (or the conversation's) version
+in :class:`~agent_app.runs.wakeups.RunWakeups` with the one it last drew: equal, it redraws from what the
+session keeps and reads nothing from storage; moved, it reads the run and its new events (and, after a new
+message, the turn's messages). The one read without news: when the run's lease, as last read, has run out
+(its server may be gone; a live server has renewed it, and the next read is a lease later).
+A run that starts or ends reruns the page once (the input, the history and the notices change).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from agent_app.runs.events import MessageEvent
+from agent_app.runs.manager import RunManager
+from agent_app.runs.models import Run
+from agent_app.runs.view import RunView
+from agent_app.session_stores import SessionState
+from agent_app.types import ChatMessage, now_ms
+from agent_app.ui.live_status import LiveRun, render_live_run
+from agent_app.ui.session_workspace import Workspace
+
+LIVE_REFRESH_SECONDS = 0.2
+"""How often the running turn looks for news (text is written a few times a second; the page shows it within
+this much more)."""
+WATCH_SECONDS = 0.5
+"""How often an idle conversation looks for a run started elsewhere."""
+TURN_MESSAGES = 200
+"""At most this many of the conversation's last messages are read for the running turn."""
+_LIVE = "chat.live"
+_WATCH = "chat.watch"
+
+
+def running_turn(messages: list[ChatMessage]) -> tuple[list[ChatMessage], list[ChatMessage]]:
+    """``(before, turn)``: the messages up to the last question, and the answer's messages after it (what the
+    live bubble draws while the run goes)."""
+    last_question = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    return messages[: last_question + 1], messages[last_question + 1 :]
+
+
+def look_before_reading(state: SessionState, runs: RunManager, conversation_id: str) -> None:
+    """Note the conversation's version before the page reads whether a run goes, so a run started after that
+    read still moves it."""
+    state[_WATCH] = (conversation_id, runs.wakeups.conversation_version(conversation_id))
+
+
+def live_run(state: SessionState, runs: RunManager, run: Run, turn: list[ChatMessage]) -> LiveRun:
+    """The session's :class:`LiveRun` of ``run``, brought up to date (a new one for another run)."""
+    live = state.get(_LIVE)
+    if not isinstance(live, LiveRun) or live.run.id != run.id:
+        live = LiveRun(run, RunView(run_id=run.id))
+        state[_LIVE] = live
+    live.version = runs.wakeups.run_version(run.id)
+    live.run = run
+    live.view.apply(runs.events(run.id, live.view.seq))
+    live.turn = turn
+    return live
+
+
+def forget_live(state: SessionState) -> bool:
+    """Drop the live run this session drew; whether there was one (the run it showed is over)."""
+    return state.pop(_LIVE, None) is not None
+
+
+def render_live(workspace: Workspace, runs: RunManager, run_id: str) -> None:
+    """The running turn, refreshing alone every :data:`LIVE_REFRESH_SECONDS`."""
+    st.fragment(_live_part, run_every=LIVE_REFRESH_SECONDS)(workspace, runs, run_id)
+
+
+def render_watch(workspace: Workspace, runs: RunManager) -> None:
+    """Nothing to see: an idle conversation's watch for a run started elsewhere (then the page reruns)."""
+    st.fragment(_watch_part, run_every=WATCH_SECONDS)(workspace, runs)
+
+
+def _live_part(workspace: Workspace, runs: RunManager, run_id: str) -> None:
+    state = workspace.state
+    live = state.get(_LIVE)
+    if not isinstance(live, LiveRun) or live.run.id != run_id or not _refresh(workspace, runs, live):
+        st.rerun()  # the run is over (or this part is stale): the page draws the answer and the input
+    workspace.agent.set_status(live.view.status)
+    workspace.agent.set_active_tool(live.view.active_tool)
+    render_live_run(runs, live, workspace.agent)
+
+
+def _refresh(workspace: Workspace, runs: RunManager, live: LiveRun) -> bool:
+    """Read what is new, when the run's version moved (or its lease as last read ran out); whether the run
+    still goes."""
+    version = runs.wakeups.run_version(live.run.id)
+    if version == live.version and now_ms() <= live.run.lease_until:
+        return live.view.ended is None
+    live.version = version
+    run = runs.active_run(live.run.conversation_id)  # an expired one is marked interrupted on the way
+    if run is None or run.id != live.run.id:
+        return False
+    live.run = run
+    events = runs.events(run.id, live.view.seq)
+    live.view.apply(events)
+    if any(isinstance(event.data, MessageEvent) for event in events):
+        messages = workspace.storage.load_messages(run.conversation_id, limit=TURN_MESSAGES)
+        live.turn = running_turn(messages)[1]
+    return live.view.ended is None
+
+
+def _watch_part(workspace: Workspace, runs: RunManager) -> None:
+    state = workspace.state
+    conversation_id = workspace.conversation_id
+    watched = state.get(_WATCH)
+    if conversation_id is None or not isinstance(watched, tuple) or watched[0] != conversation_id:
+        return
+    version = runs.wakeups.conversation_version(conversation_id)
+    if version == watched[1]:
+        return
+    state[_WATCH] = (conversation_id, version)
+    if runs.active_run(conversation_id) is not None:
+        st.rerun()
