@@ -82,11 +82,13 @@ def click(at: AppTest, key: str) -> AppTest:
 
 
 def bubbles(at: AppTest) -> list[tuple[str, str]]:
-    """Each chat bubble as ``(role, its markdown joined)``."""
-    return [
-        (message.name, "\n".join(shown(str(markdown.value)) for markdown in message.markdown))
-        for message in at.main.chat_message
-    ]
+    """Each chat bubble as ``(role, its markdown joined)``, the tool cards' insides left out."""
+    result = []
+    for message in at.main.chat_message:
+        in_cards = {id(markdown.proto) for card in message.expander for markdown in card.markdown}
+        parts = [shown(str(m.value)) for m in message.markdown if id(m.proto) not in in_cards]
+        result.append((message.name, "\n".join(parts)))
+    return result
 
 
 def card_labels(at: AppTest) -> list[str]:

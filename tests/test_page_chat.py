@@ -95,9 +95,10 @@ def test_tool_call_turn_shows_its_card_and_the_final_answer(
     labels = card_labels(at)
     assert len(labels) == 1 and "transcribe_video" in labels[0] and "done" in labels[0]
     card = at.main.chat_message[1].expander[0]
-    shown = "\n".join(texts(card.code))
-    assert asset_id in shown  # the arguments
+    shown = "\n".join(texts(card.markdown))
+    assert f"**assetId** {asset_id}" in shown  # the arguments, named, not raw JSON
     assert "welcome to the harbour" in shown  # the result
+    assert not card.code and '{"' not in shown
     tool_message = fake_llm.chat.last.json["messages"][-1]
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
 
@@ -551,7 +552,7 @@ def test_a_hostile_tool_name_and_data_links_are_shown_as_text(data_dir: Path, fa
     at = send(new_page(), "Go")
     (label,) = card_labels(at)
     assert label == "**evil\\u202egnp.exe\\u0000\\u001b[31m** · failed"  # the unknown tool fails
-    drawn = str(at.main.chat_message[1].markdown[0].value)
+    drawn = next(str(m.value) for m in at.main.chat_message[1].markdown if "vbscript" in str(m.value))
     parser = MarkdownIt("commonmark")
     parser.validateLink = lambda url: True  # type: ignore[method-assign]
     links = [t.attrs["href"] for b in parser.parse(drawn) for t in b.children or [] if t.type == "link_open"]

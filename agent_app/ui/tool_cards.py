@@ -54,26 +54,59 @@ def card_icon(result: ToolResult | None) -> str:
 
 
 def _json_text(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _value_text(value: Any, depth: int = 0) -> str:  # noqa: PLR0911 - one plain return per kind of value
+    """A value as a person reads it: text as itself, a number or a yes/no plainly, a list of such joined by
+    commas, a record as ``name value · name value``, a list of records one per line; deeper as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
+    if isinstance(value, int | float):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, list) and all(isinstance(item, str | int | float) for item in value):
+        return ", ".join(_value_text(item) for item in value) or "none"
+    if isinstance(value, dict) and depth < 2:
+        return " · ".join(f"{name} {_value_text(item, depth + 1)}" for name, item in value.items()) or "none"
+    if isinstance(value, list) and depth < 1:  # a list of records (segments, matches): one line each
+        return "\n".join(_value_text(item, depth + 1) for item in value) or "none"
+    return _json_text(value)
+
+
+def readable_fields(value: Any) -> str:
+    """Arguments or a result as Markdown lines ``**name** value``, every name and value shown literally, the
+    whole cut at :data:`MAX_RESULT_DISPLAY_CHARS` (a long transcript must not freeze the browser)."""
+    pairs = list(value.items()) if isinstance(value, dict) else [("", value)]
+    if not pairs:
+        return "none"
+    lines = []
+    for name, item in pairs:
+        text = _value_text(item)
+        label = f"**{escape_markdown(escape_invisible(str(name)).replace('_', ' '))}** " if name else ""
+        lines.append(label + escape_markdown(text).replace("\n", "  \n"))
+    shown = "  \n".join(lines)
+    if len(shown) > MAX_RESULT_DISPLAY_CHARS:
+        shown = shown[:MAX_RESULT_DISPLAY_CHARS].rstrip("\\") + f" … ({len(shown) - MAX_RESULT_DISPLAY_CHARS:,} more)"
+    return shown
 
 
 def render_tool_card(call: ToolCall, result: ToolResult | None) -> None:
-    """Draw the card of ``call`` (with its ``result``, when one was recorded)."""
+    """Draw the card of ``call`` (with its ``result``, when one was recorded): its arguments and result as
+    named lines, not raw JSON."""
     with st.expander(card_label(call, result), expanded=False, icon=card_icon(result)):
         st.caption("Arguments")
-        st.code(_json_text(call.args) if call.args else "{}", language="json", wrap_lines=True)
+        st.markdown(readable_fields(call.args))
         if result is None:
             st.caption("No result was recorded for this call (the run was interrupted).")
         elif result.error is not None:
             st.error(escape_markdown(result.error), icon=":material/error:")  # it can quote the model's arguments
         else:
             st.caption("Result")
-            text = _json_text(result.result)
-            if len(text) > MAX_RESULT_DISPLAY_CHARS:
-                text = (
-                    text[:MAX_RESULT_DISPLAY_CHARS] + f"\n… ({len(text) - MAX_RESULT_DISPLAY_CHARS:,} more characters)"
-                )
-            st.code(text, language="json", wrap_lines=True)
+            st.markdown(readable_fields(result.result))
 
 
 def _show_more(state: SessionState, key: str) -> None:
