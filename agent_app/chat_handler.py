@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, replace
 
 from agent_app.context_budget import context_budget
@@ -29,7 +29,7 @@ from agent_app.log_redaction import StreamRedactor, redact_secrets, secret_spell
 from agent_app.prompt import build_system_prompt
 from agent_app.providers import ProviderAdapter, get_adapter
 from agent_app.providers.base import ProviderError, describe_failure
-from agent_app.providers.provider_loop import TextSink, run_streaming
+from agent_app.providers.provider_loop import PacedTextSink, TextSink, run_streaming
 from agent_app.request_validation import check_chat_request
 from agent_app.settings import Settings
 from agent_app.tool_plugins import ToolConfigurationError, enabled_tool_registry
@@ -121,21 +121,21 @@ class ChatHandler:
         self._call = call
         return call
 
-    async def answer(self, request: ChatRequest, on_text: TextSink = _discard) -> ChatResponse:
+    async def answer(self, request: ChatRequest, on_text: PacedTextSink = _discard) -> ChatResponse:
         """One streamed provider call for ``request``, its history fitted into the model's window (once more,
         smaller, if the provider still finds it too long), awaited on the caller's loop: no thread is held,
         and cancelling the task closes the provider's response. ``on_text`` gets the answer's text as it
-        arrives. Raises only :class:`ChatError`: a provider failure is logged with its cause (secrets
-        removed) and raised with the spec's bare text."""
+        arrives (an awaitable it returns holds the provider's stream until it is done: backpressure). Raises
+        only :class:`ChatError`: a provider failure is logged with its cause (secrets removed) and raised with
+        the spec's bare text."""
         call, fitted = _prepare(request, self)
         redactor = StreamRedactor(self._secret_spellings)
         bound = _StreamBound(self._settings)
 
-        def shown(delta: str) -> None:
+        def shown(delta: str) -> Awaitable[None] | None:
             bound.add(delta)
             text = redactor.feed(delta)
-            if text:
-                on_text(text)
+            return on_text(text) if text else None
 
         async def send(messages: Sequence[ChatMessage]) -> ChatResponse:
             return await call.adapter.stream(
@@ -154,8 +154,8 @@ class ChatHandler:
         except Exception as exc:  # noqa: BLE001 - the handler's contract: a typed error, never anything else
             raise _failure(call, exc, self._secret_spellings) from None
         rest = redactor.flush()
-        if rest:
-            on_text(rest)
+        if rest and (pending := on_text(rest)) is not None:
+            await pending
         content = redact_secrets(response.content, self._secret_spellings)
         return response.model_copy(update={"content": content, "context": fitted.report})
 

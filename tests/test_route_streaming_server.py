@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -189,3 +191,41 @@ def test_an_endless_stream_is_cut_by_time_or_size_with_a_clear_error_and_the_tex
         answer = http.post(url, json=HELLO)  # a JSON caller gets the same error kind's status
         assert answer.status_code == 502 and answer.json() == {"error": "LLM provider error"}
         assert fake_llm.chat.last.answered.wait(3) and fake_llm.chat.last.closed_by_client
+
+
+def _events_sent_settled(fake: FakeLLMServer) -> int:
+    """How many events the fake model got out once it has started and stops getting more out (checked every
+    0.2 s until ten checks in a row agree): the point where something holds its stream."""
+    counts: list[int] = []
+    while len(counts) < 10 or len(set(counts[-10:])) > 1 or counts[-1] == 0:
+        time.sleep(0.2)
+        counts.append(fake.chat.last.events_sent if fake.chat.requests else 0)
+    return counts[-1]
+
+
+def test_a_client_that_does_not_read_holds_the_model_stream_instead_of_growing_the_server(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """Issue 24 item 4: 24 MB of answer at full speed to a client that reads nothing; the server relays what
+    the client's socket takes and a bounded buffer, then stops reading the model (its stream stalls far short
+    of the end, TCP holding it); once the client reads again the stream goes on, and leaving closes it."""
+    pieces, piece = 40_000, "x" * 500
+    fake_llm.chat.push(streamed(openai_text(piece * pieces), StreamScript(pieces=pieces)))
+    env = _env(fake_llm, tmp_path / "data", LLM_MAX_ANSWER_CHARS=str(len(piece) * pieces + 1))
+    with run_streamlit(env, tmp_path) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        body = json.dumps(HELLO).encode()
+        with socket.socket() as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
+            client.connect((host, int(port)))
+            client.sendall(
+                b"POST /api/agent/chat HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (host.encode(), len(body), body)
+            )
+            held = _events_sent_settled(fake_llm)
+            assert 0 < held < pieces // 2  # without backpressure the server takes it all, into memory
+            received = 0
+            while received < 4_000_000:  # the client reads again: the model's stream goes on
+                received += len(client.recv(65536))
+            assert _events_sent_settled(fake_llm) > held
+        assert fake_llm.chat.last.answered.wait(10) and fake_llm.chat.last.closed_by_client

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from agent_app import log_redaction
 from agent_app.errors import ErrorKind
-from agent_app.providers.provider_loop import TextSink
+from agent_app.providers.provider_loop import PacedTextSink
 from agent_app.types import ChatMessage, ChatResponse, ToolSchema
 
 
@@ -50,7 +50,7 @@ class ProviderAdapter(ABC):
         *,
         system_prompt: str,
         tool_schemas: Sequence[ToolSchema],
-        on_text: TextSink,
+        on_text: PacedTextSink,
     ) -> ChatResponse:
         """One model request, streamed: ``on_text`` gets each piece of the answer's text as it arrives, the
         return value is the whole answer. Raise :class:`ProviderError` (with the text so far) on any

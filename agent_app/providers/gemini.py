@@ -40,7 +40,7 @@ from google.genai import types as gt
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderError
 from agent_app.providers.gemini_request import METADATA_KEY, messages_to_gemini, model_turn, request_config
 from agent_app.providers.gemini_stream import ResponseAssembler
-from agent_app.providers.provider_loop import TextSink
+from agent_app.providers.provider_loop import PacedTextSink
 from agent_app.providers.provider_text import valid_data, valid_text
 from agent_app.providers.sdk_adapter import SDKAdapter
 from agent_app.types import (
@@ -158,7 +158,7 @@ class GeminiAdapter(SDKAdapter[genai.Client]):
         *,
         system_prompt: str,
         tool_schemas: Sequence[ToolSchema],
-        on_text: TextSink,
+        on_text: PacedTextSink,
     ) -> ChatResponse:
         contents, system_texts = messages_to_gemini(messages)
         if not contents:

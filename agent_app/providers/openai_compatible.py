@@ -42,7 +42,7 @@ from openai.types.chat import (
 from agent_app.providers.base import CUT_OFF_NOTE, ProviderError, describe_failure
 from agent_app.providers.openai_request import METADATA_KEY, messages_to_openai, tool_schema_to_openai
 from agent_app.providers.openai_stream import AssembledMessage, CompletionAssembler, text_of, token_usage
-from agent_app.providers.provider_loop import TextSink
+from agent_app.providers.provider_loop import PacedTextSink
 from agent_app.providers.provider_text import valid_data, valid_text
 from agent_app.providers.sdk_adapter import SDKAdapter
 from agent_app.types import (
@@ -173,7 +173,7 @@ class OpenAICompatibleAdapter(SDKAdapter[openai.AsyncOpenAI]):
         *,
         system_prompt: str,
         tool_schemas: Sequence[ToolSchema],
-        on_text: TextSink,
+        on_text: PacedTextSink,
     ) -> ChatResponse:
         wire_messages = messages_to_openai(system_prompt, messages)
         tools = [tool_schema_to_openai(schema) for schema in tool_schemas]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeAlias, TypeVar
 
 from agent_app.cancellation import Cancellation, StopRequested
@@ -27,6 +27,9 @@ T = TypeVar("T")
 
 TextSink: TypeAlias = Callable[[str], None]
 """Receives each text delta of the answer as it arrives."""
+PacedTextSink: TypeAlias = Callable[[str], Awaitable[None] | None]
+"""A sink that may ask the stream to wait: an awaitable it returns is awaited before the provider's stream is
+read further (a slow reader's backpressure, up to the provider's socket); ``None`` goes on at once."""
 
 StreamStart: TypeAlias = Callable[[TextSink], Coroutine[Any, Any, T]]
 """Starts the streamed request, given where its text deltas go."""

@@ -17,7 +17,7 @@ from typing import Generic, Protocol, TypeVar
 
 from agent_app.llm_config import LLMConfig
 from agent_app.providers.base import ProviderAdapter, ProviderError, describe_failure, failure_kind
-from agent_app.providers.provider_loop import TextSink
+from agent_app.providers.provider_loop import PacedTextSink
 
 ClientT = TypeVar("ClientT")
 ChunkT = TypeVar("ChunkT")
@@ -84,7 +84,7 @@ class SDKAdapter(ProviderAdapter, Generic[ClientT]):
         self,
         request: Callable[[ClientT], Awaitable[AsyncIterable[ChunkT]]],
         assembler: StreamAssembler[ChunkT],
-        on_text: TextSink,
+        on_text: PacedTextSink,
     ) -> None:
         """Open the stream with ``request`` on this loop's client, feed each chunk to ``assembler`` and its text to
         ``on_text`` as it arrives; every SDK, transport and parse failure is a :class:`ProviderError` carrying
@@ -94,8 +94,11 @@ class SDKAdapter(ProviderAdapter, Generic[ClientT]):
             stream = await request(self.client)
             async for chunk in stream:
                 text = assembler.add(chunk)
-                if text:
-                    on_text(text)
+                if text and (pending := on_text(text)) is not None:
+                    await pending  # the reader is behind: the provider's stream waits (backpressure)
+        except asyncio.CancelledError:  # cancelled between two reads (a held stream's reader left): close it now
+            await _close(stream)
+            raise
         except ProviderError as exc:  # raised by ``on_text`` (a bound of the caller's): its kind stands
             await _close(stream)
             raise ProviderError(str(exc), exc.kind, partial_text=assembler.text) from None

@@ -16,7 +16,8 @@ events of :mod:`agent_app.runs.events` (each ``data`` is one line of camelCase J
 Headers go out only with the first event: a request that fails before any text (a rejected key, a rate
 limit, a 5xx...) is answered with the same status and JSON body as without SSE. Deltas that are already
 waiting go out in one write (still one event each). A client that disconnects stops the provider's request at
-once (:class:`EventStreamResponse`).
+once (:class:`EventStreamResponse`); one that reads slowly holds the provider's stream, with a bounded buffer
+between them (:mod:`agent_app.routes.delta_buffer`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from agent_app.chat_handler import ChatHandler
 from agent_app.errors import ChatError, ErrorKind
+from agent_app.routes.delta_buffer import DeltaBuffer
 from agent_app.routes.disconnect import watch_disconnect
 from agent_app.runs.events import EndEvent, RunEventBase, TextEvent, ToolCallEvent, UsageEvent
 from agent_app.settings import Settings
@@ -85,12 +87,12 @@ async def event_stream(
     """Answer ``request`` as events, or with ``on_error``'s response when it fails before any text.
     ``release`` is called once the provider request is over, however it ends; the client disconnecting
     (``receive``) cancels it in any phase."""
-    deltas: asyncio.Queue[str | None] = asyncio.Queue()
-    task = asyncio.create_task(ChatHandler(settings).answer(request, deltas.put_nowait))
+    deltas = DeltaBuffer()
+    task = asyncio.create_task(ChatHandler(settings).answer(request, deltas.put))
 
     def finished(_: asyncio.Task[ChatResponse]) -> None:
         release()
-        deltas.put_nowait(None)
+        deltas.end()
 
     task.add_done_callback(finished)
     watcher = watch_disconnect(receive, task)  # from the start: a client may leave before the first text
@@ -131,7 +133,7 @@ class EventStreamResponse(Response):
     def __init__(
         self,
         task: asyncio.Task[ChatResponse],
-        deltas: asyncio.Queue[str | None],
+        deltas: DeltaBuffer,
         first: str | None,
         watcher: asyncio.Task[None],
     ) -> None:
@@ -163,7 +165,7 @@ class EventStreamResponse(Response):
             self._task.cancel()  # the provider request stops when the response does, however it ends
 
 
-def _ready(deltas: asyncio.Queue[str | None], first: str) -> tuple[list[str], bool]:
+def _ready(deltas: DeltaBuffer, first: str) -> tuple[list[str], bool]:
     """``first`` and every delta already waiting behind it, to go out as one chunk (each still its own
     event): a burst of deltas then costs one trip through the server's middleware and one socket write, not
     one each. ``True`` with them when the end of the answer was among them."""
