@@ -16,6 +16,7 @@ from agent_app.registry import ToolRegistry
 from agent_app.storage import SqliteStorage
 from agent_app.types import AgentContext, ChatMessage
 from fake_llm import FakeLLMServer, openai_text, streamed
+from fake_llm.replies import Reply
 from fake_llm.streams import StreamScript
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
 from tests.run_support import finished, manager_for
@@ -37,7 +38,7 @@ def server(fake_llm: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPa
         yield running
 
 
-def slow_answer() -> tuple[str, object]:
+def slow_answer() -> tuple[str, Reply]:
     answer = " ".join(f"word{n}" for n in range(WORDS))
     return answer, streamed(openai_text(answer), StreamScript(pieces=WORDS, delay_seconds=0.1))
 
