@@ -2,9 +2,10 @@
 
 The page never runs the assistant: a submission starts a run on the server
 (:class:`~agent_app.runs.manager.RunManager`) and the page draws what storage holds — the
-conversation's messages and the run's events. While a run goes, only the chat part refreshes (a
-fragment with ``run_every``), so the player, the transcript, the sidebar and uploads answer at once;
-closing the tab does not touch the run, and any tab that opens the conversation shows it live.
+conversation's messages and the run's events. While a run goes, only the running turn refreshes (a
+fragment of its own, :mod:`~agent_app.ui.live_turn`), so the player, the transcript, the sidebar and uploads
+answer at once; closing the tab does not touch the run, and any tab that opens the conversation (or has it
+open) shows it live.
 
 A second question while a run goes is refused, not queued: the input is disabled with Stop beside the
 live answer, and a question that races in from a tab drawn before the run gets a clear message (nothing is
