@@ -72,6 +72,7 @@ class PostgresWriteFeed:
         self._closed = True
 
     def _listen(self, wakeups: RunWakeups) -> None:
+        lost = False
         while not self._closed and wakeups.watched_lately():
             try:
                 with psycopg.connect(self._url, **self._options) as connection:
@@ -79,9 +80,12 @@ class PostgresWriteFeed:
                     # What was sent before it listened (since a watcher last read, or while the connection was
                     # lost) is not delivered: every watcher looks once.
                     wakeups.everything_changed()
+                    lost = False
                     while not self._closed and wakeups.watched_lately():
                         for note in connection.notifies(timeout=WAIT_SECONDS):
                             deliver(wakeups, note.payload)
             except psycopg.Error as exc:
-                logger.warning("The run listener lost the database (%s); reconnecting", type(exc).__name__)
+                level = logging.DEBUG if lost else logging.WARNING  # once per outage, not once a second
+                logger.log(level, "The run listener lost the database (%s); reconnecting", type(exc).__name__)
+                lost = True
                 time.sleep(RECONNECT_SECONDS)

@@ -22,6 +22,8 @@ logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.1
 """How often the thread looks at ``data_version``: the delay before a write of another process is seen."""
+RETRY_SECONDS = 30.0
+"""After the file could not be opened for watching (a read-only folder), how long before trying again."""
 RECENT_MS = 60_000
 """Runs that ended this recently are still looked at (their last events follow the end of the run)."""
 _RUNS = (
@@ -38,6 +40,7 @@ class SqliteWriteFeed:
         self._guard = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._failed_at = -RETRY_SECONDS
 
     def ensure_running(self, wakeups: RunWakeups) -> None:
         thread = self._thread
@@ -45,6 +48,8 @@ class SqliteWriteFeed:
             return
         with self._guard:
             if self._closed or (self._thread is not None and self._thread.is_alive()):
+                return
+            if time.monotonic() - self._failed_at < RETRY_SECONDS:
                 return
             self._thread = threading.Thread(
                 target=self._watch, args=(wakeups,), name="agent-sqlite-write-feed", daemon=True
@@ -59,6 +64,7 @@ class SqliteWriteFeed:
             connection = sqlite3.connect(self._path, isolation_level=None)
         except sqlite3.Error:
             logger.warning("Cannot watch %s for other processes' writes", self._path, exc_info=True)
+            self._failed_at = time.monotonic()
             return
         try:
             version: int | None = None
@@ -71,6 +77,7 @@ class SqliteWriteFeed:
                 time.sleep(POLL_SECONDS)
         except sqlite3.Error:
             logger.warning("Stopped watching %s for other processes' writes", self._path, exc_info=True)
+            self._failed_at = time.monotonic()
             wakeups.everything_changed()  # whatever it missed: every watcher looks once
         finally:
             connection.close()
