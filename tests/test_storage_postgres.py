@@ -136,6 +136,29 @@ def test_a_server_restarted_under_the_app_loses_nothing_committed_and_is_used_ag
         storage.close_pool()
 
 
+def test_the_run_listener_comes_back_after_a_server_restart_and_wakes_for_another_process(
+    postgres_server: PostgresForTests, postgres_url: str, tmp_path: Path
+) -> None:
+    """The watching process's LISTEN connection is cut by the restart: a run another storage (another process's
+    pool) starts after it still wakes the watcher (by its notification, or by the reconnect that makes every
+    watcher look once, what was sent meanwhile being lost)."""
+    watching = PostgresStorage(tmp_path / "data", postgres_url)
+    writing = PostgresStorage(tmp_path / "data", postgres_url)
+    try:
+        chat = watching.create_conversation(watching.create_project("p").id)
+        wakeups = watching.run_store().wakeups
+        before = wakeups.conversation_version(chat.id)
+        wait_until(lambda: wakeups.conversation_version(chat.id) != before, WAIT, "the listener never listened")
+        postgres_server.server.restart()  # the listener's connection is cut with the rest
+        seen = wakeups.conversation_version(chat.id)
+        run = writing.run_store().create_run(chat.id, None, [], owner="other", lease_until=now_ms() + 60_000)
+        wait_until(lambda: wakeups.conversation_version(chat.id) != seen, WAIT, "the new run woke nobody")
+        assert watching.run_store().active_run(chat.id) == run
+    finally:
+        watching.close_pool()
+        writing.close_pool()
+
+
 def test_a_statement_past_the_servers_statement_timeout_is_said_and_commits_nothing(
     postgres_url: str, tmp_path: Path
 ) -> None:
