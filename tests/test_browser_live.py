@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from agent_app.registry import ToolRegistry
 from agent_app.storage import SqliteStorage
-from agent_app.types import AgentContext, ChatMessage
+from agent_app.types import AgentContext, ChatMessage, TokenUsage
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.replies import Reply
 from fake_llm.streams import StreamScript
@@ -64,9 +64,11 @@ def test_a_tab_open_on_a_conversation_shows_a_run_another_process_starts_and_str
     project = storage.create_project("Harbour")
     chat = storage.create_conversation(project.id, "Harbour questions")
     storage.append_message(chat.id, ChatMessage(role="user", content="First question"))
-    storage.append_message(chat.id, ChatMessage(role="assistant", content="First answer."))
+    usage = TokenUsage(input_tokens=120, output_tokens=30)
+    storage.append_message(chat.id, ChatMessage(role="assistant", content="First answer.", usage=usage))
     page = open_page(browser, f"{server.base_url}/?project={project.id}&chat={chat.id}", VIEWPORT)
     expect(page.get_by_text("First answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
+    expect(page.get_by_text("This conversation:")).to_be_visible()  # one quiet line under the last answer
     expect(page.get_by_placeholder("Ask about your media…")).to_be_enabled(timeout=UI_TIMEOUT_MS)
 
     answer, reply = slow_answer()

@@ -1,15 +1,20 @@
 """A stale tab cannot replace a turn while another tab's run goes (issue 24): tab A sends a question whose
 answer streams slowly; tabs drawn before it (not redrawn since, so they still offer Regenerate, Edit and
 an enabled input) are refused with the busy message, and storage keeps every message and the title. What
-the refused tab had typed stays where it was typed (the editor, the chat input)."""
+the refused tab had typed stays where it was typed (the editor, the chat input).
+
+An open tab now redraws within a fraction of a second when a run starts elsewhere (issue 20), so the stale
+tabs are held stale: the server's messages to them wait (Playwright's WebSocket route) while their clicks go
+through, as on a slow link, then arrive in order."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
@@ -42,6 +47,39 @@ def refused(tab: Page) -> None:
     expect(tab.get_by_text(BUSY)).to_be_visible(timeout=UI_TIMEOUT_MS)
 
 
+class HeldTab:
+    """A tab whose messages from the server can be held (it stays as drawn) while its own still go out."""
+
+    def __init__(self, browser: Browser, url: str) -> None:
+        self.holding = False
+        self._held: list[str | bytes] = []
+        self._socket: WebSocketRoute | None = None
+        self.page = browser.new_page(viewport={"width": 1400, "height": 900})
+        self.page.route_web_socket(re.compile(r"/_stcore/stream"), self._route)
+        self.page.goto(url)
+        expect(self.page.get_by_text("Media library", exact=True)).to_be_visible(timeout=UI_TIMEOUT_MS)
+
+    def _route(self, socket: WebSocketRoute) -> None:
+        server = socket.connect_to_server()
+        self._socket = socket
+
+        def to_page(message: str | bytes) -> None:
+            if self.holding:
+                self._held.append(message)
+            else:
+                socket.send(message)
+
+        server.on_message(to_page)
+        socket.on_message(server.send)
+
+    def release(self) -> None:
+        """What the server sent meanwhile, in order; from now on its messages go straight through."""
+        assert self._socket is not None
+        while self._held:
+            self._socket.send(self._held.pop(0))
+        self.holding = False
+
+
 def test_a_stale_tab_is_refused_before_anything_is_deleted_and_keeps_what_was_typed(
     browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
@@ -51,24 +89,29 @@ def test_a_stale_tab_is_refused_before_anything_is_deleted_and_keeps_what_was_ty
         tab_a = open_page(browser, server.base_url)
         ask(tab_a, "First question")
         expect(tab_a.get_by_text("First answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        regenerating, editing, typing = (open_page(browser, tab_a.url) for _ in range(3))
+        held = [HeldTab(browser, tab_a.url) for _ in range(3)]
+        regenerating, editing, typing = (tab.page for tab in held)
         for tab in (regenerating, editing, typing):
             expect(tab.get_by_text("First answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
         editing.get_by_role("button", name="Edit").click()
         editor = editing.get_by_role("textbox", name="Edit your message")
         expect(editor).to_have_value("First question", timeout=UI_TIMEOUT_MS)
 
+        for held_tab in held:
+            held_tab.holding = True
         ask(tab_a, "Second question")  # its answer streams slowly; the other tabs are not redrawn
         expect(tab_a.get_by_role("button", name="Stop")).to_be_visible(timeout=UI_TIMEOUT_MS)
         while_running = [*FIRST, ("user", "Second question")]
 
         regenerating.get_by_role("button", name="Regenerate").click()
+        held[0].release()
         refused(regenerating)
         screenshot(regenerating, "stale-tab-regenerate-refused.png")
         assert stored(data) == (while_running, ["First question"])
 
         editor.fill("First question, edited")
         editing.get_by_role("button", name="Send", exact=True).click()
+        held[1].release()
         refused(editing)
         expect(editing.get_by_role("textbox", name="Edit your message")).to_have_value("First question, edited")
         assert stored(data) == (while_running, ["First question"])
@@ -76,6 +119,7 @@ def test_a_stale_tab_is_refused_before_anything_is_deleted_and_keeps_what_was_ty
         box = typing.get_by_test_id("stChatInputTextArea")
         box.fill("Third question")
         box.press("Enter")
+        held[2].release()
         refused(typing)
         expect(box).to_have_value("Third question", timeout=UI_TIMEOUT_MS)
         assert stored(data) == (while_running, ["First question"])
