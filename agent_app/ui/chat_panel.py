@@ -36,7 +36,15 @@ from agent_app.ui.chat_scroll import render_scroll, scroll_to_newest
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY, CHAT_TITLE_KEY
 from agent_app.ui.live_status import LiveRun, cut_text, render_cut_text
-from agent_app.ui.live_turn import forget_live, live_run, look_before_reading, render_live, render_watch, running_turn
+from agent_app.ui.live_turn import (
+    forget_live,
+    live_run,
+    look_before_reading,
+    render_live,
+    render_watch,
+    running_turn,
+    started_here,
+)
 from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
 from agent_app.ui.page_parts import redraw_chat
@@ -98,6 +106,7 @@ def _start(
         return False
     state.pop(_UNSAVED, None)
     state.pop(_SAVE_ERROR, None)
+    started_here(state)
     if replace_from is not None:
         workspace.reload_messages()  # the replaced branch is gone from storage
     scroll_to_newest(state)

@@ -60,6 +60,12 @@ def live_run(state: SessionState, runs: RunManager, run: Run, turn: list[ChatMes
     return live
 
 
+def started_here(state: SessionState) -> None:
+    """This session started a run: once it is over the input gets the focus back, even when the run ended
+    before the page drew it live."""
+    state.setdefault(_LIVE, "started")
+
+
 def forget_live(state: SessionState) -> bool:
     """Drop the live run this session drew; whether there was one (the run it showed is over)."""
     return state.pop(_LIVE, None) is not None
