@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from agent_app.registry import ToolRegistry
 from agent_app.storage import SqliteStorage
@@ -24,6 +24,12 @@ from testsupport.streamlit_server import StreamlitServer, run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]
+
+
+def stop_button(page: Page) -> Locator:
+    """The chat's Stop (not Streamlit's own, in its status widget while a script run takes a while)."""
+    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
+
 
 VIEWPORT = (1440, 900)
 WORDS = 60
@@ -51,7 +57,7 @@ def live_texts(page: Page, until: str) -> list[str]:
         text = bubble.inner_text(timeout=UI_TIMEOUT_MS)
         if not seen or text != seen[-1]:
             seen.append(text)
-        if page.get_by_role("button", name="Stop").count() == 0:
+        if stop_button(page).count() == 0:
             break
         page.wait_for_timeout(50)
     return seen
@@ -75,7 +81,7 @@ def test_a_tab_open_on_a_conversation_shows_a_run_another_process_starts_and_str
     fake_llm.chat.push(reply)
     manager = manager_for(storage, ToolRegistry())  # this test's process: another process than the page's
     run = manager.start(chat.id, AgentContext(project_id=project.id), ChatMessage(role="user", content="Go on"))
-    expect(page.get_by_role("button", name="Stop")).to_be_visible(timeout=UI_TIMEOUT_MS)  # no reload
+    expect(stop_button(page)).to_be_visible(timeout=UI_TIMEOUT_MS)  # no reload
     expect(page.get_by_text("Go on", exact=True)).to_be_visible()
     texts = live_texts(page, f"word{WORDS // 2}")
     growing = [t for t in texts if "word0" in t]
@@ -86,7 +92,7 @@ def test_a_tab_open_on_a_conversation_shows_a_run_another_process_starts_and_str
     screenshot(page, "live-run-from-another-process.png")
     assert finished(manager, run, 60).state == "answered"
     expect(page.get_by_text(answer)).to_be_visible(timeout=UI_TIMEOUT_MS)
-    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    expect(stop_button(page)).to_have_count(0)
     manager.close()
 
 
@@ -98,7 +104,7 @@ def test_stop_shows_at_once_and_a_stopped_answer_stays_marked_stopped_after_a_re
     page = open_page(browser, server.base_url, VIEWPORT)
     ask(page, "Tell me slowly")
     expect(page.get_by_text("word2", exact=False)).to_be_visible(timeout=UI_TIMEOUT_MS)
-    page.get_by_role("button", name="Stop").click()
+    stop_button(page).click()
     expect(page.get_by_text("Stopping…").or_(page.get_by_text("Stopped."))).to_be_visible(timeout=UI_TIMEOUT_MS)
     expect(page.get_by_text("Stopped.")).to_be_visible(timeout=UI_TIMEOUT_MS)
     page.reload()

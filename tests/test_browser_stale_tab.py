@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, WebSocketRoute, expect
+from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect
 
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
@@ -23,6 +23,12 @@ from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]
+
+
+def stop_button(page: Page) -> Locator:
+    """The chat's Stop (not Streamlit's own, in its status widget while a script run takes a while)."""
+    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
+
 
 SLOW_ANSWER = " ".join(f"word{i}" for i in range(600))
 SLOW = StreamScript(pieces=600, delay_seconds=0.4)
@@ -100,7 +106,7 @@ def test_a_stale_tab_is_refused_before_anything_is_deleted_and_keeps_what_was_ty
         for held_tab in held:
             held_tab.holding = True
         ask(tab_a, "Second question")  # its answer streams slowly; the other tabs are not redrawn
-        expect(tab_a.get_by_role("button", name="Stop")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(stop_button(tab_a)).to_be_visible(timeout=UI_TIMEOUT_MS)
         while_running = [*FIRST, ("user", "Second question")]
 
         regenerating.get_by_role("button", name="Regenerate").click()
@@ -121,13 +127,13 @@ def test_a_stale_tab_is_refused_before_anything_is_deleted_and_keeps_what_was_ty
         # there to be refused. (A question racing in from a session drawn before the run is still refused by
         # storage: test_page_chat's test_a_question_sent_while_another_tab_runs_is_refused_and_nothing_is_stored.)
         held[2].release()
-        expect(typing.get_by_role("button", name="Stop")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(stop_button(typing)).to_be_visible(timeout=UI_TIMEOUT_MS)
         box = typing.get_by_test_id("stChatInputTextArea")
         expect(box).to_be_disabled()
         assert stored(data) == (while_running, ["First question"])
 
-        tab_a.get_by_role("button", name="Stop").click()
-        expect(tab_a.get_by_role("button", name="Stop")).to_have_count(0, timeout=UI_TIMEOUT_MS)  # stored, over
+        stop_button(tab_a).click()
+        expect(stop_button(tab_a)).to_have_count(0, timeout=UI_TIMEOUT_MS)  # stored, over
         expect(tab_a.get_by_text(BUSY)).to_have_count(0)
         expect(typing.get_by_test_id("stChatInputTextArea")).to_be_enabled(timeout=UI_TIMEOUT_MS)  # the run is over
     messages, titles = stored(data)
