@@ -27,7 +27,7 @@ from testsupport.media_factory import SENTENCES, MediaFile, silent_mp4, speech_m
 pytestmark = pytest.mark.usefixtures("offline_transcription")
 
 
-def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
+def panel_page(data_dir: str, project_id: str, asset_json: str, editable: bool = False) -> None:
     """The panel as the page uses it: under a player whose playhead ``on_seek`` moves."""
     from pathlib import Path
 
@@ -41,9 +41,10 @@ def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
     asset = MediaAsset.model_validate_json(asset_json)
     storage = SqliteStorage(Path(data_dir))
     playhead = int(st.session_state.get("playhead_ms", 0))
+    media = ProjectMediaLibrary(storage, project_id)
     env = ToolEnvironment(
         context=AgentContext(project_id=project_id, media_assets=[asset], playback_time_ms=playhead),
-        media=ProjectMediaLibrary(storage, project_id),
+        media=media,
         data_dir=Path(data_dir),
         settings=Settings.model_validate({"AGENT_DATA_DIR": data_dir}),  # Transcribe queues on this storage
     )
@@ -52,16 +53,14 @@ def panel_page(data_dir: str, project_id: str, asset_json: str) -> None:
         st.session_state["playhead_ms"] = milliseconds
 
     st.text(f"playhead={playhead}")
-    render_transcript_panel(asset, env, on_seek)
+    render_transcript_panel(asset, env, on_seek, editor=media if editable else None)
 
 
-def app_for(tmp_path: Path, media: Path, name: str) -> tuple[AppTest, MediaAsset]:
+def app_for(tmp_path: Path, media: Path, name: str, *, editable: bool = False) -> tuple[AppTest, MediaAsset]:
     workspace = new_workspace(tmp_path / "data")
     asset = workspace.add(media, name)
-    app = AppTest.from_function(
-        panel_page, args=(str(tmp_path / "data"), workspace.project_id, asset.model_dump_json()), default_timeout=60
-    )
-    return app, asset
+    args = (str(tmp_path / "data"), workspace.project_id, asset.model_dump_json(), editable)
+    return AppTest.from_function(panel_page, args=args, default_timeout=60), asset
 
 
 @pytest.mark.slow
@@ -140,11 +139,14 @@ HOSTILE = "![x](http://198.51.100.7/p.png) **loud**"
 """Markdown that, drawn unescaped, would load an image from another host and shout."""
 
 
-def seeded_app(tmp_path: Path, transcript: Transcript) -> tuple[AppTest, MediaAsset]:
-    """The panel for a clip whose transcript is already in the cache (no transcription run: fast)."""
+def seeded_app(
+    tmp_path: Path, transcript: Transcript, media: Path | None = None, *, editable: bool = False
+) -> tuple[AppTest, MediaAsset]:
+    """The panel for a clip (default: a silent one) whose transcript is already in the cache (no
+    transcription run: fast)."""
     from agent_app.media.transcript_cache import CacheKey, TranscriptCache
 
-    app, asset = app_for(tmp_path, silent_mp4(tmp_path / "clip.mp4"), "Clip.mp4")
+    app, asset = app_for(tmp_path, media or silent_mp4(tmp_path / "clip.mp4"), "Clip.mp4", editable=editable)
     path = next((tmp_path / "data").rglob("*.mp4"))
     cache = TranscriptCache(tmp_path / "data")
     cache.put(CacheKey(cache.content_hash(path), transcript.backend, transcript.model), transcript, asset.id)
@@ -293,3 +295,37 @@ def test_a_transcription_queued_in_one_tab_shows_its_progress_and_stop_in_anothe
     first.run()
     assert not first.exception and len(first.get("progress")) == 0
     assert any(caption.value == "Transcription stopped." for caption in first.caption)
+
+
+def test_find_speakers_queued_in_one_tab_shows_its_progress_and_stop_in_another(tmp_path: Path) -> None:
+    """Find speakers is a job on the server like Transcribe: the tab that queued it is left alone, a second
+    tab draws its progress from storage and stops it. Another diarization holds the process's one (this
+    test holds its lock), so the job waits, whatever the machine's speed, and no model is loaded."""
+    from agent_app.media import speakers
+
+    segments = [TranscriptSegment(start_ms=0, end_ms=1500, text="Hello there.")]
+    transcript = Transcript(duration_ms=2000, backend="local", model="m", segments=segments)
+    first, asset = seeded_app(tmp_path, transcript, make_video(tmp_path / "tone.mp4", seconds=2.0), editable=True)
+    key = f"transcript_{asset.id}"
+    store = SqliteStorage(tmp_path / "data").transcription_store()
+    first.run()
+    with speakers._lock:
+        first.button(key=f"{key}_speakers_run").click().run()
+        assert not first.exception and len(first.get("progress")) == 1
+
+        def waiting() -> bool:
+            job = store.latest(asset.id)
+            return job is not None and job.kind == "speakers" and job.state == "running" and bool(job.message)
+
+        wait_until(waiting, 30, "the speakers job never started on the server")
+        second = AppTest.from_function(panel_page, args=first.args, default_timeout=60)
+        second.run()
+        assert not second.exception
+        (bar,) = second.get("progress")
+        assert bar.proto.text == "Reading the file"
+        second.button(key=f"{key}_stop").click().run()
+        wait_until(lambda: store.latest(asset.id).state == "stopped", 10)  # type: ignore[union-attr]
+    first.run()
+    assert not first.exception and len(first.get("progress")) == 0
+    assert any(caption.value == "Finding speakers stopped." for caption in first.caption)
+    assert first.button(key=f"{key}_speakers_run")  # nothing was found: it can be asked for again

@@ -57,8 +57,9 @@ def test_a_newer_job_keeps_an_interrupted_one_from_being_taken_up_and_stop_reach
     store = storage.transcription_store()
     asset = _asset(storage, tmp_path)
     old = store.create(asset, None, owner="dead", lease_until=now_ms() - 1)  # already expired
-    new = store.create(asset, None, owner="page", lease_until=now_ms() + 60_000)  # the old one is interrupted
+    new = store.create(asset, None, owner="page", lease_until=now_ms() + 60_000, kind="speakers")  # old: interrupted
     assert store.get(old.id).state == "interrupted"  # type: ignore[union-attr]
+    assert store.get(old.id).kind == "transcript" and store.latest(asset).kind == "speakers"  # type: ignore[union-attr]
     assert not store.claim(old.id, owner="worker", lease_until=now_ms() + 60_000)  # the newer one holds the asset
     assert store.request_stop(new.id) and store.stop_requested("page") == [new.id]
     assert not store.claim(new.id, owner="worker", lease_until=now_ms() + 60_000)  # stopped before it was taken

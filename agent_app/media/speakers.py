@@ -30,7 +30,8 @@ PIECE_SECONDS = 10.0
 """Audio handed to the stream per call: the grain of progress and of Stop."""
 _CUT_SEARCH_SECONDS = 2.0
 _lock = threading.Lock()
-"""One diarization at a time per process: the native library's thread safety is not documented."""
+"""One diarization at a time per process: the native library's thread safety is not documented (a second
+job waits here, its Stop answered at once)."""
 
 
 @functools.cache
@@ -47,6 +48,7 @@ def _diarizer() -> Any:
 def diarize(audio: AudioInput, on_progress: Callable[[float], None]) -> list[SpeakerTurn]:
     """The speaker turns of ``audio`` in time order, labelled ``S1``, ``S2``… by first appearance."""
     with _lock:
+        on_progress(0.0)  # a diarization stopped while it waited for the lock ends here, before loading a model
         stream = _diarizer().create_stream()
         try:
             stream.start()

@@ -177,6 +177,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (asset_id, speaker)
     );
     """,
+    # 7: a transcription job's kind: the transcript (Transcribe) or the speaker turns (Find speakers).
+    """
+    ALTER TABLE transcriptions ADD COLUMN kind TEXT NOT NULL DEFAULT 'transcript'
+        CHECK (kind IN ('transcript', 'speakers'));
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -150,6 +150,11 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE runs SET last_event_seq = COALESCE((SELECT MAX(seq) FROM run_events WHERE run_id = runs.id), 0);
     CREATE INDEX runs_by_finish ON runs(finished_at) WHERE finished_at IS NOT NULL;
     """,
+    # 7: a transcription job's kind: the transcript (Transcribe) or the speaker turns (Find speakers).
+    """
+    ALTER TABLE transcriptions ADD COLUMN kind TEXT NOT NULL DEFAULT 'transcript'
+        CHECK (kind IN ('transcript', 'speakers'));
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,6 +12,7 @@ from agent_app.runs.models import LeaseLostError
 from agent_app.transcriptions.models import (
     INTERRUPTED_TRANSCRIPTION,
     TRANSCRIPTION_BUSY,
+    JobKind,
     Transcription,
     TranscriptionBusyError,
     TranscriptionState,
@@ -22,7 +23,7 @@ Transaction = Callable[[], contextlib.AbstractContextManager[Any]]
 _ACTIVE = "state IN ('queued', 'running')"
 _END = "state = ?, error = ?, finished_at = ?, fraction = COALESCE(?, fraction)"
 _COLUMNS = (
-    "id, asset_id, language, state, fraction, message, error, stop_requested, owner, lease_until, created_at,"
+    "id, asset_id, language, kind, state, fraction, message, error, stop_requested, owner, lease_until, created_at,"
     " finished_at"
 )
 
@@ -56,18 +57,20 @@ class SqlTranscriptionStore:
             row = db.execute(self._sql(statement), params).fetchone()
         return None if row is None else Transcription.model_validate(dict(row))
 
-    def create(self, asset_id: str, language: str | None, *, owner: str, lease_until: int) -> Transcription:
+    def create(
+        self, asset_id: str, language: str | None, *, owner: str, lease_until: int, kind: JobKind = "transcript"
+    ) -> Transcription:
         job = Transcription(
-            id=new_id(), asset_id=asset_id, language=language, state="queued", owner=owner,
+            id=new_id(), asset_id=asset_id, language=language, kind=kind, state="queued", owner=owner,
             lease_until=lease_until, created_at=now_ms(),
         )  # fmt: skip
         with self._writing() as execute:
             self._interrupt_expired(execute, asset_id)
             try:
                 execute(
-                    "INSERT INTO transcriptions (id, asset_id, language, state, owner, lease_until, created_at)"
-                    " VALUES (?, ?, ?, 'queued', ?, ?, ?)",
-                    (job.id, asset_id, language, owner, lease_until, job.created_at),
+                    "INSERT INTO transcriptions (id, asset_id, language, kind, state, owner, lease_until,"
+                    " created_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+                    (job.id, asset_id, language, kind, owner, lease_until, job.created_at),
                 )
             except self._unique:
                 raise TranscriptionBusyError(TRANSCRIPTION_BUSY) from None

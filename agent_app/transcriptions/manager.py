@@ -10,7 +10,7 @@ from typing import Protocol
 
 from agent_app.runs.executor import BoundedExecutor
 from agent_app.transcriptions.execution import TranscriptionExecution, TranscriptionWork
-from agent_app.transcriptions.models import Transcription
+from agent_app.transcriptions.models import JobKind, Transcription
 from agent_app.types import now_ms
 
 DEFAULT_MAX_TRANSCRIPTIONS = 2
@@ -18,8 +18,8 @@ DEFAULT_MAX_TRANSCRIPTIONS = 2
 
 
 class TranscriptionManager(Protocol):
-    def start(self, asset_id: str, language: str | None) -> Transcription:
-        """Queue a transcription of the asset; :class:`TranscriptionBusyError` while one goes."""
+    def start(self, asset_id: str, language: str | None, kind: JobKind = "transcript") -> Transcription:
+        """Queue a job of ``kind`` on the asset; :class:`TranscriptionBusyError` while one goes."""
         ...
 
     def stop(self, transcription_id: str) -> bool: ...
@@ -34,10 +34,9 @@ class StoredTranscriptions:
         self.execution = execution
         self.store = execution.store
 
-    def start(self, asset_id: str, language: str | None) -> Transcription:
-        job = self.store.create(
-            asset_id, language, owner=self.execution.owner, lease_until=now_ms() + self.execution.lease_ms
-        )
+    def start(self, asset_id: str, language: str | None, kind: JobKind = "transcript") -> Transcription:
+        lease_until = now_ms() + self.execution.lease_ms
+        job = self.store.create(asset_id, language, owner=self.execution.owner, lease_until=lease_until, kind=kind)
         self._dispatch(job)
         return job
 

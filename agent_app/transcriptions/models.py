@@ -1,8 +1,9 @@
 """The record of a transcription job and the storage interface it lives behind.
 
 Like a run, a transcription is a row, not an object in a thread: its state, progress (``fraction`` 0..1 and
-a sentence), Stop request and lease are read the same way by any tab of any process. One active
-transcription per asset is the database's rule (a unique partial index). A job whose lease ran out reads
+a sentence), Stop request and lease are read the same way by any tab of any process. A job makes the
+asset's transcript or its speaker turns (its ``kind``: one executor, one queue task). One active job per
+asset is the database's rule (a unique partial index). A job whose lease ran out reads
 as ``interrupted``; on the queue, another worker takes it up again (:meth:`TranscriptionStore.claim`).
 """
 
@@ -13,6 +14,8 @@ from typing import Literal, Protocol, TypeAlias
 from agent_app.types import WireModel
 
 TranscriptionState: TypeAlias = Literal["queued", "running", "done", "error", "stopped", "interrupted"]
+JobKind: TypeAlias = Literal["transcript", "speakers"]
+"""What a job makes: the asset's transcript (Transcribe) or its speaker turns (Find speakers)."""
 ACTIVE_TRANSCRIPTION_STATES: tuple[TranscriptionState, ...] = ("queued", "running")
 INTERRUPTED_TRANSCRIPTION = "The transcription stopped with its server; press Transcribe to start it again"
 
@@ -23,6 +26,7 @@ class Transcription(WireModel):
     id: str
     asset_id: str
     language: str | None = None
+    kind: JobKind = "transcript"
     state: TranscriptionState
     fraction: float = 0.0
     message: str = ""
@@ -39,15 +43,21 @@ class Transcription(WireModel):
 
 
 class TranscriptionBusyError(RuntimeError):
-    """The asset is already being transcribed; the message says so in the user's terms."""
+    """The asset has a job going (one at a time: each reads the whole file); the message says so in the
+    user's terms."""
 
 
-TRANSCRIPTION_BUSY = "This file is already being transcribed (perhaps in another tab); its progress is shown here."
+TRANSCRIPTION_BUSY = (
+    "This file is already being transcribed or its speakers looked for (perhaps in another tab); its progress is "
+    "shown here."
+)
 
 
 class TranscriptionStore(Protocol):
-    def create(self, asset_id: str, language: str | None, *, owner: str, lease_until: int) -> Transcription:
-        """A new ``queued`` job (an expired one of the asset is marked interrupted first); raises
+    def create(
+        self, asset_id: str, language: str | None, *, owner: str, lease_until: int, kind: JobKind = "transcript"
+    ) -> Transcription:
+        """A new ``queued`` job of ``kind`` (an expired one of the asset is marked interrupted first); raises
         :class:`TranscriptionBusyError` while the asset has a live one."""
         ...
 

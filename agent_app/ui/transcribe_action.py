@@ -1,6 +1,6 @@
-"""The transcript panel's Transcribe action: the button queues a transcription job on the server (the app's
-executor with SQLite, the job queue with PostgreSQL) and the panel draws the job's progress and Stop from
-storage, so closing the tab loses nothing and every tab and process shows the same progress.
+"""The transcript panel's Transcribe and Find speakers actions: each button queues a job on the server (the
+app's executor with SQLite, the job queue with PostgreSQL) and the panel draws the job's progress and Stop
+from storage, so closing the tab loses nothing and every tab and process shows the same progress.
 
 While a job of the asset goes, a fragment redraws only the progress every :data:`POLL_SECONDS`; when the job
 ends the whole page reruns, so the panel reads the new transcript.
@@ -12,17 +12,27 @@ import streamlit as st
 
 from agent_app.storage import StorageError
 from agent_app.transcriptions.manager import TranscriptionManager
-from agent_app.transcriptions.models import Transcription, TranscriptionBusyError
+from agent_app.transcriptions.models import INTERRUPTED_TRANSCRIPTION, JobKind, Transcription, TranscriptionBusyError
 from agent_app.ui.formatting import escape_markdown
 
 POLL_SECONDS = 0.5
 """How often an open panel looks at a running transcription's progress."""
 
+_DOING: dict[JobKind, str] = {"transcript": "Transcribing", "speakers": "Finding speakers"}
+_STOPPED: dict[JobKind, str] = {"transcript": "Transcription stopped.", "speakers": "Finding speakers stopped."}
+_INTERRUPTED: dict[JobKind, str] = {
+    "transcript": INTERRUPTED_TRANSCRIPTION,
+    "speakers": "Finding speakers stopped with its server; press Find speakers to start it again",
+}
 
-def queue_transcription(transcriptions: TranscriptionManager, asset_id: str, key: str, language: str | None) -> None:
-    """The Transcribe button: queue a job; a refusal (one already going, storage failing) is shown, not raised."""
+
+def queue_transcription(
+    transcriptions: TranscriptionManager, asset_id: str, key: str, language: str | None, kind: JobKind = "transcript"
+) -> None:
+    """The Transcribe (or Find speakers) button: queue a job; a refusal (one already going, storage failing)
+    is shown, not raised."""
     try:
-        transcriptions.start(asset_id, language)
+        transcriptions.start(asset_id, language, kind)
     except TranscriptionBusyError as exc:
         st.session_state[f"{key}_notice"] = str(exc)
     except StorageError as exc:
@@ -49,7 +59,7 @@ def _progress(transcriptions: TranscriptionManager, asset_id: str, key: str, was
         return
     if job.active:
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-            text = job.message or ("Waiting for a worker" if job.state == "queued" else "Transcribing")
+            text = job.message or ("Waiting for a worker" if job.state == "queued" else _DOING[job.kind])
             st.progress(min(1.0, max(0.0, job.fraction)), text=escape_markdown(text))
             st.button(
                 "Stop",
@@ -62,9 +72,9 @@ def _progress(transcriptions: TranscriptionManager, asset_id: str, key: str, was
     elif job.state == "error" and job.error:
         st.error(escape_markdown(job.error), icon=":material/error:")  # it can quote a file name or arguments
     elif job.state == "interrupted":
-        st.warning(escape_markdown(job.error or "The transcription was interrupted"), icon=":material/warning:")
+        st.warning(escape_markdown(_INTERRUPTED[job.kind]), icon=":material/warning:")
     elif job.state == "stopped":
-        st.caption("Transcription stopped.")
+        st.caption(_STOPPED[job.kind])
 
 
 def _stop(transcriptions: TranscriptionManager, job: Transcription) -> None:

@@ -1,5 +1,6 @@
 """The transcript panel's editing parts: the form that corrects one segment (opened by its ✎ on the page)
-and the speakers: finding them (opt-in, slow: progress and Stop) and naming S1, S2….
+and the speakers: finding them (opt-in, slow: a job on the server, its progress and Stop drawn with
+Transcribe's, see :mod:`agent_app.ui.transcribe_action`) and naming S1, S2….
 
 Edits are saved through a :class:`TranscriptEditor` (the project's media library), beside the machine's
 transcript, never over it; a refused edit is shown with the text still in the form.
@@ -7,16 +8,17 @@ transcript, never over it; a refused edit is shown with the text still in the fo
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Protocol
 
 import streamlit as st
 
-from agent_app.media import Transcript, find_speakers
+from agent_app.media import Transcript
 from agent_app.transcript_edits import SegmentCorrection, checked_correction, checked_speaker_name
-from agent_app.types import MediaAsset, ToolEnvironment
+from agent_app.transcriptions.manager import TranscriptionManager
+from agent_app.types import MediaAsset
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration
+from agent_app.ui.transcribe_action import queue_transcription
 
 
 class TranscriptEditor(Protocol):
@@ -115,21 +117,19 @@ def speaker_labels(transcript: Transcript) -> list[str]:
 
 
 def render_speakers(
-    asset: MediaAsset, env: ToolEnvironment, editor: TranscriptEditor, key: str, transcript: Transcript
+    asset: MediaAsset, transcriptions: TranscriptionManager, editor: TranscriptEditor, key: str, transcript: Transcript
 ) -> None:
-    """Name the speakers found, or offer to find them."""
+    """Name the speakers found, or offer to find them (a job queued where Transcribe queues its own)."""
     labels = speaker_labels(transcript)
     if not labels:
-        if st.button(
+        st.button(
             "Find speakers",
             key=f"{key}_speakers_run",
             icon=":material/record_voice_over:",
             help="Labels who speaks when (S1, S2…), offline. Slow: several times the transcription's time.",
-        ):
-            _find(asset, env, key)
-        error = st.session_state.get(f"{key}_speakers_error")
-        if error:
-            st.error(escape_markdown(str(error)), icon=":material/error:")
+            on_click=queue_transcription,
+            args=(transcriptions, asset.id, key, None, "speakers"),
+        )
         return
     with st.expander(f"{count_of(len(labels), 'speaker')} · rename them", icon=":material/record_voice_over:"):
         for label in labels:
@@ -145,23 +145,3 @@ def render_speakers(
         error = st.session_state.get(f"{key}_speaker_error")
         if error:
             st.error(escape_markdown(str(error)), icon=":material/error:")
-
-
-def _find(asset: MediaAsset, env: ToolEnvironment, key: str) -> None:
-    """Find the speakers with a progress bar; Stop (any click) interrupts the page at its next report and
-    the diarization ends at its next piece of audio."""
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        bar = st.progress(0.0, text="Starting")
-        st.button("Stop", key=f"{key}_speakers_stop", icon=":material/stop:")
-
-    def report(fraction: float, message: str) -> None:
-        bar.progress(min(1.0, max(0.0, fraction)), text=message)
-
-    try:
-        find_speakers(dataclasses.replace(env, report_progress=report), asset)
-    except Exception as exc:  # noqa: BLE001 - every failure is shown to the user, the page goes on
-        st.session_state[f"{key}_speakers_error"] = str(exc)
-    else:
-        st.session_state.pop(f"{key}_speakers_error", None)
-    bar.empty()
-    st.rerun()

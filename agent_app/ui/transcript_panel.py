@@ -254,7 +254,7 @@ def render_transcript_panel(  # noqa: PLR0913 - the editor is keyword-only, and 
         st.info("No speech was recognized in this file.", icon=":material/info:")
         return
     if editor is not None:
-        render_speakers(asset, env, editor, key, transcript)
+        render_speakers(asset, transcriptions, editor, key, transcript)
         render_correction_form(asset, editor, key, transcript)
     actions = PageActions(seek=on_seek, edit=functools.partial(start_editing, key), in_page=plays_in_page())
     _render_segments(transcript, env, key, actions)
