@@ -63,6 +63,7 @@ def close_connections_to(data_dir: Path) -> None:
     AppTest runs the page in the test's own thread, so the page's SQLite connection is this thread's and
     holds the files open for writing, and the kernel refuses to remount a file system read-only under an
     open writer. In the server every session's script thread has its own, opened again on its next run.
+    The process's write feed (the thread that sees other processes' writes) lets go of its file too.
     """
     from agent_app.storage.sqlite_database import SqliteDatabase
 
@@ -70,3 +71,4 @@ def close_connections_to(data_dir: Path) -> None:
     for found in gc.get_objects():
         if isinstance(found, SqliteDatabase) and Path(found.path).is_relative_to(data_dir):
             found.close()
+            found.write_feed.release()  # its connection reads, but its WAL file is open for writing

@@ -34,8 +34,10 @@ class SqliteDatabase:
         self._busy_timeout_ms = max(0, int(busy_timeout_ms))
         self._local = threading.local()
         self._migrate()
-        self.wakeups = RunWakeups(SqliteWriteFeed(path))
-        """This process's wake-ups for runs of this file (other processes' writes seen by ``data_version``)."""
+        self.write_feed = SqliteWriteFeed(path)
+        """The thread that sees other processes' writes to this file (``data_version``)."""
+        self.wakeups = RunWakeups(self.write_feed)
+        """This process's wake-ups for runs of this file."""
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (opened on first use); use it directly for reads.

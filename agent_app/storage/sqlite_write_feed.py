@@ -41,6 +41,8 @@ class SqliteWriteFeed:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._failed_at = -RETRY_SECONDS
+        self._released: threading.Thread | None = None
+        """A thread :meth:`release` asked to end (it looks at this between polls)."""
 
     def ensure_running(self, wakeups: RunWakeups) -> None:
         thread = self._thread
@@ -59,6 +61,15 @@ class SqliteWriteFeed:
     def close(self) -> None:
         self._closed = True
 
+    def release(self, timeout: float = 5.0) -> None:
+        """End the watching thread now and let go of its file (it starts again when somebody next watches):
+        for a folder about to be remounted, which the kernel refuses while a file in it is open for writing."""
+        with self._guard:
+            thread, self._thread = self._thread, None
+            self._released = thread
+        if thread is not None:
+            thread.join(timeout)
+
     def _watch(self, wakeups: RunWakeups) -> None:
         try:
             connection = sqlite3.connect(self._path, isolation_level=None)
@@ -69,7 +80,8 @@ class SqliteWriteFeed:
         try:
             version: int | None = None
             known: dict[str, tuple[int, int]] = {}
-            while not self._closed and wakeups.watched_lately():
+            current = threading.current_thread()
+            while not self._closed and self._released is not current and wakeups.watched_lately():
                 now = int(connection.execute("PRAGMA data_version").fetchone()[0])
                 if now != version:
                     version = now
