@@ -6,13 +6,16 @@ after sign-out, API token hashes) hold across a second storage opened on the sam
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from agent_app.storage import LOCAL_OWNER, NotFoundError, OwnedStorage, Owner
-from agent_app.types import ChatMessage
+from agent_app.transcriptions.execution import TranscriptionExecution
+from agent_app.transcriptions.manager import OwnedTranscriptions, ThreadTranscriptionManager
+from agent_app.types import ChatMessage, now_ms
 from tests.media_samples import make_wav
 from tests.storage_backends import BACKENDS, AnyStorage, Backend, backend_for, raw_rows
 
@@ -107,6 +110,57 @@ def test_a_refusal_says_the_same_for_another_owners_id_and_a_missing_one(storage
     with pytest.raises(NotFoundError) as absent:
         bob.create_conversation(missing)
     assert str(foreign.value).replace(project.id, "ID") == str(absent.value).replace(missing, "ID")
+
+
+def _same_words(foreign: pytest.ExceptionInfo[NotFoundError], absent: pytest.ExceptionInfo[NotFoundError]) -> bool:
+    """The two refusals say the same, and name no id."""
+    return str(foreign.value) == str(absent.value) and not re.search("[0-9a-f]{32}", str(foreign.value))
+
+
+def test_another_owners_transcription_job_reads_and_stops_as_a_missing_one(
+    storage: AnyStorage, sample_wav: bytes
+) -> None:
+    ids = _alice_work(storage, sample_wav)
+    alice_jobs = OwnedStorage(storage, ALICE).transcription_store()
+    job = alice_jobs.create(ids["asset"], None, owner="alice-page", lease_until=now_ms() + 60_000)
+    missing = "f" * 32
+    manager = ThreadTranscriptionManager(TranscriptionExecution(storage), lambda job, control: None)
+    try:
+        for view in (
+            OwnedStorage(storage, BOB),
+            OwnedStorage(storage, ALICE_ELSEWHERE),
+            OwnedStorage(storage, LOCAL_OWNER),
+        ):
+            store = view.transcription_store()
+            page = OwnedTranscriptions(manager, store)
+            assert store.latest(ids["asset"]) is None and page.latest(ids["asset"]) is None
+            assert store.get(job.id) is None
+            assert not page.stop(job.id) and not store.request_stop(job.id)
+            assert not store.claim(job.id, owner="thief", lease_until=now_ms() + 60_000)
+            assert not store.finish(job.id, None, "stopped", None)
+            assert store.stop_requested("alice-page") == []
+            with pytest.raises(NotFoundError) as foreign:
+                page.start(ids["asset"], None)
+            with pytest.raises(NotFoundError) as absent:
+                page.start(missing, None)
+            assert _same_words(foreign, absent)
+            with pytest.raises(NotFoundError) as foreign:
+                store.create(ids["asset"], None, owner="thief", lease_until=now_ms() + 60_000)
+            assert _same_words(foreign, absent)
+            with pytest.raises(NotFoundError) as foreign:
+                store.progress(job.id, "alice-page", 0.5, "read")
+            with pytest.raises(NotFoundError) as absent:
+                store.progress(missing, "alice-page", 0.5, "read")
+            assert _same_words(foreign, absent)
+        untouched = storage.transcription_store().get(job.id)
+        assert untouched is not None and untouched.state == "queued" and not untouched.stop_requested
+        alice = OwnedTranscriptions(manager, alice_jobs)
+        mine = alice.latest(ids["asset"])
+        assert mine is not None and mine.id == job.id
+        assert alice.stop(job.id)
+        assert alice_jobs.stop_requested("alice-page") == [job.id]
+    finally:
+        manager.close()
 
 
 def test_projects_made_before_sign_in_go_to_the_owner_they_are_given_to(backend: Backend) -> None:

@@ -20,9 +20,9 @@ from agent_app.storage.accounts import AccountStore
 from agent_app.storage.base import ASSET_GONE, CONVERSATION_GONE, PROJECT_GONE, SCENE_GONE, NotFoundError, Storage
 from agent_app.storage.media_store import MediaStore
 from agent_app.storage.models import LOCAL_OWNER, Conversation, Owner, Project, Scene
+from agent_app.storage.owned_transcriptions import OwnedTranscriptionStore
 from agent_app.storage.sqlite_assets import DEFAULT_MAX_UPLOAD_BYTES
 from agent_app.transcript_edits import SegmentCorrection, TranscriptEdits
-from agent_app.transcriptions.models import TranscriptionStore
 from agent_app.types import ChatMessage, MediaAsset
 
 
@@ -236,9 +236,12 @@ class OwnedStorage:
     def accounts(self) -> AccountStore:
         return self.inner.accounts()
 
-    def transcription_store(self) -> TranscriptionStore:
-        """Unfiltered like the run store: jobs are named by an asset id the page took from this view."""
-        return self.inner.transcription_store()
+    def transcription_store(self) -> OwnedTranscriptionStore:
+        """The jobs of this owner's assets: another owner's job reads, and refuses Stop, as a missing one."""
+        return OwnedTranscriptionStore(self.inner.transcription_store(), self._owns_asset)
+
+    def _owns_asset(self, asset_id: str) -> bool:
+        return self.asset_project_id(asset_id) is not None
 
     @property
     def data_dir(self) -> Path:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from agent_app.runs.executor import BoundedExecutor
+from agent_app.storage.base import ASSET_GONE, NotFoundError
+from agent_app.storage.owned_transcriptions import OwnedTranscriptionStore
 from agent_app.transcriptions.execution import TranscriptionExecution, TranscriptionWork
 from agent_app.transcriptions.models import JobKind, Transcription
 from agent_app.types import now_ms
@@ -25,6 +27,27 @@ class TranscriptionManager(Protocol):
     def stop(self, transcription_id: str) -> bool: ...
 
     def latest(self, asset_id: str) -> Transcription | None: ...
+
+
+class OwnedTranscriptions:
+    """The process's ``manager`` as one owner's page may use it (``store``: that owner's view, from
+    :meth:`OwnedStorage.transcription_store <agent_app.storage.owned.OwnedStorage.transcription_store>`):
+    another owner's asset or job is answered as a missing one, so its progress is not read nor its job stopped."""
+
+    def __init__(self, manager: TranscriptionManager, store: OwnedTranscriptionStore) -> None:
+        self._manager = manager
+        self._store = store
+
+    def start(self, asset_id: str, language: str | None) -> Transcription:
+        if not self._store.owns_asset(asset_id):
+            raise NotFoundError(ASSET_GONE)
+        return self._manager.start(asset_id, language)
+
+    def stop(self, transcription_id: str) -> bool:
+        return self._store.get(transcription_id) is not None and self._manager.stop(transcription_id)
+
+    def latest(self, asset_id: str) -> Transcription | None:
+        return self._store.latest(asset_id)
 
 
 class StoredTranscriptions:

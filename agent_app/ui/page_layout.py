@@ -20,6 +20,7 @@ from agent_app.sign_in.identity import SignedInUser
 from agent_app.sign_in.media_links import MediaSigning
 from agent_app.storage import LOCAL_OWNER, OwnedStorage, ProjectMediaLibrary, Storage, StorageError, open_storage
 from agent_app.tool_plugins import usable_tool_registry
+from agent_app.transcriptions.manager import OwnedTranscriptions
 from agent_app.types import AgentContext, ToolEnvironment
 from agent_app.ui import player, sidebar
 from agent_app.ui.account_panel import render_account
@@ -30,7 +31,7 @@ from agent_app.ui.layout_css import CHAT_COLUMN_KEY, apply_layout
 from agent_app.ui.library_panel import render_media_library
 from agent_app.ui.page_access import guard_page
 from agent_app.ui.page_parts import CHAT_PART, CONVERSATIONS_PART
-from agent_app.ui.resources import get_run_manager
+from agent_app.ui.resources import get_run_manager, get_transcription_manager
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sign_in_gate import page_user
 from agent_app.ui.transcript_panel import render_transcript_panel
@@ -137,7 +138,8 @@ def render_page() -> None:
     settings = load_settings()  # once per run: every part of the page sees the same settings
     guard_page(settings)  # before anything of the workspace is read
     storage, user = _open_storage(settings)
-    workspace = Workspace(state, OwnedStorage(storage, user.owner if user is not None else LOCAL_OWNER))
+    owned = OwnedStorage(storage, user.owner if user is not None else LOCAL_OWNER)
+    workspace = Workspace(state, owned)
     sync_from_url(workspace, state)
     project = workspace.project()
     write_url(workspace, state)
@@ -192,11 +194,14 @@ def render_page() -> None:
                 context=context, media=media, data_dir=workspace.storage.data_dir, settings=settings
             )
             seek = functools.partial(player.seek, workspace)
+            # The process's jobs as this owner may see them: another owner's asset id reads as a missing one.
+            transcriptions = OwnedTranscriptions(get_transcription_manager(settings), owned.transcription_store())
             render_transcript_panel(
                 active,
                 environment,
                 seek,
                 transcript if active is shown else None,
+                transcriptions,
                 editor=media,
             )
     write_url(workspace, state)
