@@ -139,11 +139,12 @@ def test_another_owners_transcription_job_reads_and_stops_as_a_missing_one(
             assert not store.claim(job.id, owner="thief", lease_until=now_ms() + 60_000)
             assert not store.finish(job.id, None, "stopped", None)
             assert store.stop_requested("alice-page") == []
-            with pytest.raises(NotFoundError) as foreign:
-                page.start(ids["asset"], None)
-            with pytest.raises(NotFoundError) as absent:
-                page.start(missing, None)
-            assert _same_words(foreign, absent)
+            for kind in ("transcript", "speakers"):
+                with pytest.raises(NotFoundError) as foreign:
+                    page.start(ids["asset"], None, kind)
+                with pytest.raises(NotFoundError) as absent:
+                    page.start(missing, None, kind)
+                assert _same_words(foreign, absent)
             with pytest.raises(NotFoundError) as foreign:
                 store.create(ids["asset"], None, owner="thief", lease_until=now_ms() + 60_000)
             assert _same_words(foreign, absent)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent_app.storage.base import ASSET_GONE, NotFoundError
-from agent_app.transcriptions.models import Transcription, TranscriptionState, TranscriptionStore
+from agent_app.transcriptions.models import JobKind, Transcription, TranscriptionState, TranscriptionStore
 
 TRANSCRIPTION_GONE = "This transcription no longer exists"
 
@@ -28,10 +28,12 @@ class OwnedTranscriptionStore:
     def _visible(self, job: Transcription | None) -> Transcription | None:
         return job if job is not None and self.owns_asset(job.asset_id) else None
 
-    def create(self, asset_id: str, language: str | None, *, owner: str, lease_until: int) -> Transcription:
+    def create(
+        self, asset_id: str, language: str | None, *, owner: str, lease_until: int, kind: JobKind = "transcript"
+    ) -> Transcription:
         if not self.owns_asset(asset_id):
             raise NotFoundError(ASSET_GONE)
-        return self.inner.create(asset_id, language, owner=owner, lease_until=lease_until)
+        return self.inner.create(asset_id, language, owner=owner, lease_until=lease_until, kind=kind)
 
     def get(self, transcription_id: str) -> Transcription | None:
         return self._visible(self.inner.get(transcription_id))

@@ -38,10 +38,10 @@ class OwnedTranscriptions:
         self._manager = manager
         self._store = store
 
-    def start(self, asset_id: str, language: str | None) -> Transcription:
+    def start(self, asset_id: str, language: str | None, kind: JobKind = "transcript") -> Transcription:
         if not self._store.owns_asset(asset_id):
             raise NotFoundError(ASSET_GONE)
-        return self._manager.start(asset_id, language)
+        return self._manager.start(asset_id, language, kind)
 
     def stop(self, transcription_id: str) -> bool:
         return self._store.get(transcription_id) is not None and self._manager.stop(transcription_id)
