@@ -525,7 +525,12 @@ def test_the_chat_draws_loading_status_and_error_from_the_session_stores(
     fake_llm.chat.push(delayed(openai_text("The slow answer."), 1.0))
     at = new_page()
     at.chat_input(key="chat_prompt").set_value("Take your time").run()
-    assert run_going(at)
+    deadline = time.monotonic() + 30
+    while [box.label for box in at.main.status] == [QUEUED_LABEL]:  # not claimed yet (a loaded machine)
+        assert time.monotonic() < deadline, "the run was never claimed"
+        time.sleep(0.05)
+        at.run()
+    assert run_going(at)  # the answer takes a second once claimed: the page draws it running
     state = at.session_state
     assert state["chat.loading"] is True and at.chat_input(key="chat_prompt").disabled
     assert [box.label for box in at.main.status] == [status_label(state["agent.status"], state["agent.active_tool"])]
