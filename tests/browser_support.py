@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from fake_llm import FakeLLMServer
 from testsupport.streamlit_server import ROOT
@@ -79,9 +79,17 @@ def open_page(browser: Browser, url: str, viewport: tuple[int, int] = (1400, 900
     return page
 
 
+def stop_button(page: Page) -> Locator:
+    """The chat's Stop (not Streamlit's own, in its status widget while a script run takes a while)."""
+    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
+
+
 def ask(page: Page, text: str) -> None:
+    """Send ``text`` once no run this page shows goes (the input stays enabled during a run, and a question
+    sent then is refused)."""
     box = page.get_by_placeholder("Ask about your media…")
     expect(box).to_be_enabled(timeout=UI_TIMEOUT_MS)
+    expect(stop_button(page)).to_have_count(0, timeout=UI_TIMEOUT_MS)
     box.fill(text)
     box.press("Enter")
 

@@ -14,7 +14,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, ToolResult
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY
 from fake_llm import FakeLLMServer, delayed, openai_text
-from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot, stop_button
 from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,8 +30,6 @@ NEWEST_IN_VIEW = f"""() => {{
   return newest.bottom <= view.bottom + 2 && newest.bottom > view.top;
 }}"""
 """Whether the end of the chat's last message is inside the chat box's visible area."""
-IDLE_INPUT = "Ask about your media…"
-"""The chat input's placeholder when no run goes."""
 SCROLL_STATE = (
     f"() => {{ const b = document.querySelector('{HISTORY}'); return [b.scrollTop, b.scrollHeight, b.clientHeight]; }}"
 )
@@ -90,7 +88,7 @@ def test_the_chat_follows_the_newest_message_unless_the_user_scrolled_up_to_read
         expect(page.get_by_text("Asking the assistant…")).to_be_attached(timeout=UI_TIMEOUT_MS)
         newest_in_view(page)  # the live status is in the visible part of the chat box
         screenshot(page, "chat-follows-status-1440x900.png")
-        expect(page.get_by_placeholder(IDLE_INPUT)).to_be_enabled(timeout=UI_TIMEOUT_MS)  # the run is over
+        expect(stop_button(page)).to_have_count(0, timeout=UI_TIMEOUT_MS)  # the run is over
         expect(page.get_by_text("Answer to the next question.")).to_have_count(1)
         newest_in_view(page)  # and so is its answer
 
@@ -107,7 +105,7 @@ def test_the_chat_follows_the_newest_message_unless_the_user_scrolled_up_to_read
         page.wait_for_timeout(500)
         reading_at = page.evaluate(SCROLL_TOP)
         assert not page.evaluate(NEWEST_IN_VIEW)  # the user is reading further up
-        expect(page.get_by_placeholder(IDLE_INPUT)).to_be_enabled(timeout=UI_TIMEOUT_MS)  # the answer is in
+        expect(stop_button(page)).to_have_count(0, timeout=UI_TIMEOUT_MS)  # the answer is in
         expect(page.get_by_text("Answer while reading.")).to_have_count(1)
         page.wait_for_timeout(1_000)  # long enough for any pull to the bottom
         screenshot(page, "chat-not-yanked-1440x900.png")

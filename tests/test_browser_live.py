@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from agent_app.registry import ToolRegistry
 from agent_app.storage import SqliteStorage
@@ -18,17 +18,12 @@ from agent_app.types import AgentContext, ChatMessage, TokenUsage
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.replies import Reply
 from fake_llm.streams import StreamScript
-from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot, stop_button
 from tests.run_support import finished, manager_for
 from testsupport.streamlit_server import StreamlitServer, run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]
-
-
-def stop_button(page: Page) -> Locator:
-    """The chat's Stop (not Streamlit's own, in its status widget while a script run takes a while)."""
-    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
 
 
 VIEWPORT = (1440, 900)

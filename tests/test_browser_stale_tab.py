@@ -1,7 +1,8 @@
 """A stale tab cannot replace a turn while another tab's run goes (issue 24): tab A sends a question whose
 answer streams slowly; tabs drawn before it (not redrawn since, so they still offer Regenerate, Edit and
 an enabled input) are refused with the busy message, and storage keeps every message and the title. What
-the refused tab had typed stays where it was typed (the editor).
+the refused tab had typed stays where it was typed (the editor, the chat input), as does a question sent in
+the tab whose run goes.
 
 An open tab now redraws within a fraction of a second when a run starts elsewhere (issue 20), so the stale
 tabs are held stale: the server's messages to them wait (Playwright's WebSocket route) while their clicks go
@@ -18,16 +19,11 @@ from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect
 
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
-from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot, stop_button
 from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]
-
-
-def stop_button(page: Page) -> Locator:
-    """The chat's Stop (not Streamlit's own, in its status widget while a script run takes a while)."""
-    return page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop")
 
 
 SLOW_ANSWER = " ".join(f"word{i}" for i in range(600))
@@ -47,6 +43,14 @@ def stored(data: Path) -> tuple[list[tuple[str, str]], list[str]]:
         return [(str(r), str(c)) for r, c in messages], [str(t) for (t,) in titles]
     finally:
         database.close()
+
+
+def send_in_box(tab: Page, text: str) -> Locator:
+    """``text`` typed in the chat input and sent (Enter); the box."""
+    box = tab.get_by_test_id("stChatInputTextArea")
+    box.fill(text)
+    box.press("Enter")
+    return box
 
 
 def refused(tab: Page) -> None:
@@ -122,20 +126,26 @@ def test_a_stale_tab_is_refused_before_anything_is_deleted_and_keeps_what_was_ty
         expect(editing.get_by_role("textbox", name="Edit your message")).to_have_value("First question, edited")
         assert stored(data) == (while_running, ["First question"])
 
-        # The third tab's own refresh (its idle conversation's watch, timed by the browser) has told the server of
-        # the run, so once its messages arrive it shows the run live with its input disabled: nothing can be typed
-        # there to be refused. (A question racing in from a session drawn before the run is still refused by
-        # storage: test_page_chat's test_a_question_sent_while_another_tab_runs_is_refused_and_nothing_is_stored.)
+        # The third tab's own refresh (its idle conversation's watch, timed by the browser) may have told the
+        # server of the run already: the question is refused all the same, by storage, and kept in the box.
+        box = send_in_box(typing, "Third question")
         held[2].release()
-        expect(stop_button(typing)).to_be_visible(timeout=UI_TIMEOUT_MS)
-        box = typing.get_by_test_id("stChatInputTextArea")
-        expect(box).to_be_disabled()
+        refused(typing)
+        expect(stop_button(typing)).to_be_visible(timeout=UI_TIMEOUT_MS)  # it shows the run live
+        expect(box).to_have_value("Third question", timeout=UI_TIMEOUT_MS)
+        assert stored(data) == (while_running, ["First question"])
+
+        own_box = send_in_box(tab_a, "Fourth question")  # the tab whose run goes: refused and kept too
+        refused(tab_a)
+        expect(own_box).to_have_value("Fourth question", timeout=UI_TIMEOUT_MS)
         assert stored(data) == (while_running, ["First question"])
 
         stop_button(tab_a).click()
         expect(stop_button(tab_a)).to_have_count(0, timeout=UI_TIMEOUT_MS)  # stored, over
         expect(tab_a.get_by_text(BUSY)).to_have_count(0)
-        expect(typing.get_by_test_id("stChatInputTextArea")).to_be_enabled(timeout=UI_TIMEOUT_MS)  # the run is over
+        expect(stop_button(typing)).to_have_count(0, timeout=UI_TIMEOUT_MS)  # the run is over there too
+        expect(box).to_have_value("Third question")  # still, to send now
+        expect(own_box).to_have_value("Fourth question")
     messages, titles = stored(data)
     assert (messages[:-1], titles) == (while_running, ["First question"])
     role, partial = messages[-1]

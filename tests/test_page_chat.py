@@ -14,7 +14,7 @@ from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
 from agent_app.ui.chat_errors import describe_chat_error
-from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT
+from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT, PROMPT_PLACEHOLDER
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.live_status import CUT_TEXT_NOTE, QUEUED_LABEL, status_label
 from fake_llm import (
@@ -402,7 +402,8 @@ def test_two_tabs_see_the_same_live_run_and_then_its_answer(data_dir: Path, fake
         assert [text for _, text in bubbles(tab)][-2] == "Take your time"
         labels = [status.label for status in tab.main.status]  # queued while a loaded machine's worker is busy
         assert "Asking the assistant…" in labels or QUEUED_LABEL in labels
-        assert tab.chat_input(key="chat_prompt").disabled
+        box = tab.chat_input(key="chat_prompt")
+        assert not box.disabled and box.placeholder == PROMPT_PLACEHOLDER  # a send is refused by storage, kept
         assert not tab.main.warning and "chat_retry" not in [button.key for button in tab.main.button]
     settle(tab_b)
     assert [text for _, text in bubbles(tab_b)][-1] == "The slow answer."
@@ -411,9 +412,30 @@ def test_two_tabs_see_the_same_live_run_and_then_its_answer(data_dir: Path, fake
     assert not tab_a.chat_input(key="chat_prompt").disabled
 
 
+def test_a_question_sent_while_this_tabs_run_goes_is_refused_and_stays_in_its_box(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    """The input stays enabled while a run goes (a widget disabled on the server drops what is sent): a
+    question sent then is refused by storage, said so, and put back in the box; nothing of it is stored."""
+    answer = " ".join(f"word{i}" for i in range(600))
+    fake_llm.chat.push(streamed(openai_text(answer), StreamScript(pieces=600, delay_seconds=0.1)))  # ended by Stop
+    at = new_page()
+    at.chat_input(key="chat_prompt").set_value("Take your time").run()
+    assert run_going(at)
+    at.chat_input(key="chat_prompt").set_value("And one more thing").run()
+    assert any("still answering in this conversation" in text for text in texts(at.main.info))
+    box = at.chat_input(key="chat_prompt").proto
+    assert (box.value, box.set_value, box.disabled) == ("And one more thing", True, False)
+    assert run_going(at)
+    click(at, "chat_stop")
+    stored = stored_messages(data_dir, at.query_params["chat"])
+    assert [role for role, _ in stored] == ["user", "assistant"] and stored[0][1] == "Take your time"
+    assert len(fake_llm.chat.requests) == 1
+
+
 def test_keyboard_focus_returns_to_the_input_after_an_answer(data_dir: Path, fake_llm: FakeLLMServer) -> None:
-    """The input is disabled during a run, which drops the focus; after the answer it is put back (offered
-    on the redraws of the next few seconds, then no more)."""
+    """The focus can leave the input while a run goes (a click on Stop); after the answer it is put back
+    (offered on the redraws of the next few seconds, then no more)."""
     fake_llm.chat.push(openai_text("Answered."))
     at = send(new_page(), "Question")
     scripts = [str(e.proto.body) for e in at.get("html") if FOCUS_INPUT_SCRIPT in str(e.proto.body)]
@@ -532,7 +554,7 @@ def test_the_chat_draws_loading_status_and_error_from_the_session_stores(
         at.run()
     assert run_going(at)  # the answer takes a second once claimed: the page draws it running
     state = at.session_state
-    assert state["chat.loading"] is True and at.chat_input(key="chat_prompt").disabled
+    assert state["chat.loading"] is True and not at.chat_input(key="chat_prompt").disabled
     assert [box.label for box in at.main.status] == [status_label(state["agent.status"], state["agent.active_tool"])]
     settle(at)
     assert (state["chat.loading"], state["agent.status"], state["agent.active_tool"]) == (False, "idle", None)

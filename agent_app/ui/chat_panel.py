@@ -7,9 +7,11 @@ fragment of its own, :mod:`~agent_app.ui.live_turn`), so the player, the transcr
 answer at once; closing the tab does not touch the run, and any tab that opens the conversation (or has it
 open) shows it live.
 
-A second question while a run goes is refused, not queued: the input is disabled with Stop beside the
-live answer, and a question that races in from a tab drawn before the run gets a clear message (nothing is
-written, the question stays in its box; an Edit or Regenerate from such a tab deletes nothing either).
+A second question while a run goes is refused, not queued: Stop is beside the live answer, and a question
+sent meanwhile, from this tab or one drawn before the run, gets a clear message (storage refuses it, nothing
+is written, the question stays in its box; an Edit or Regenerate from such a tab deletes nothing either).
+The input stays enabled while a run goes: Streamlit drops what a widget disabled on the server sends, so a
+tab sending in the moment before it redraws for the run would lose the question without a word.
 Queueing would store the question before the model has answered the one before it, while the next
 question usually depends on that answer; Stop then ask is one click.
 """
@@ -52,6 +54,9 @@ from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sidebar_control import open_sidebar_at_assistant
 
 PROMPT_KEY = "chat_prompt"
+PROMPT_PLACEHOLDER = "Ask about your media…"
+"""The same while a run goes (the live answer and its Stop say so), so the box is drawn unchanged and what
+is typed in it stays."""
 NO_MODEL_PLACEHOLDER = "Set up a model to chat"
 """Short enough to fit the box on a phone; the button above it leads to the sidebar's Assistant section."""
 RETRY_KEY = "chat_retry"
@@ -75,9 +80,9 @@ FOCUS_INPUT_SCRIPT = """<script>
   focus();
 })();
 </script>"""
-"""Our own fixed script (no model or user text in it): the input is disabled while the assistant works,
-which drops the keyboard focus to the page; after the answer it goes back, so the next question can be
-typed without tabbing through the whole sidebar."""
+"""Our own fixed script (no model or user text in it): after an answer the keyboard focus goes back to the
+input (a click on Stop, or the page's redraws while the assistant worked, may have taken it), so the next
+question can be typed without tabbing through the whole sidebar."""
 HISTORY_HEIGHT = 560
 
 
@@ -206,15 +211,12 @@ def _render_refusal(state: SessionState, run: Run | None) -> None:
         st.info(str(text), icon=":material/hourglass_top:")
 
 
-def _restore_refused_prompt(state: SessionState, loading: bool) -> None:
-    """A question refused while a run went goes back in the box: at every draw while the box is disabled (the
-    page's rerun when the run ends draws a new, empty box), and a last time when it opens; from then on the
-    text is the user's to change."""
-    refused_prompt = state.get(_REFUSED_PROMPT)
+def _restore_refused_prompt(state: SessionState) -> None:
+    """A refused question goes back in the box (sending emptied it) once; from then on the text is the user's
+    to change, and the box, drawn unchanged while the run goes and after it, keeps it."""
+    refused_prompt = state.pop(_REFUSED_PROMPT, None)
     if refused_prompt is not None:
         state[PROMPT_KEY] = str(refused_prompt)
-        if not loading:
-            state.pop(_REFUSED_PROMPT)
 
 
 def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | None, drawn_running: bool) -> None:
@@ -234,14 +236,13 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     _sync_stores(workspace, live)
     loading = workspace.chat.loading  # from here on the page draws from its stores
     history = st.container(height=HISTORY_HEIGHT, border=False, key=CHAT_HISTORY_KEY, autoscroll=True)
-    placeholder = "The assistant is working…" if loading else "Ask about your media…"
-    _restore_refused_prompt(state, loading)
+    _restore_refused_prompt(state)
     st.chat_input(
-        NO_MODEL_PLACEHOLDER if runs is None else placeholder,
+        NO_MODEL_PLACEHOLDER if runs is None else PROMPT_PLACEHOLDER,
         key=PROMPT_KEY,
         on_submit=_submit,
         args=(workspace, runs),
-        disabled=loading or runs is None,
+        disabled=runs is None,  # a send while a run goes is refused by storage, and the question kept
     )
     with history:
         unsaved = _unsaved_prompt(state)
