@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from fake_llm import FakeLLMServer, delayed, openai_text, openai_tool_calls, tool_call, transcription_reply
-from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot, stop_button
 from tests.media_samples import make_video
 from testsupport.streamlit_server import run_streamlit
 
@@ -53,12 +53,12 @@ def test_closing_the_tab_during_a_transcription_keeps_the_run_and_reopening_show
         second_tab = open_page(browser, url)
         for tab in (reopened, second_tab):  # both show the same live run
             expect(tab.get_by_text("Running transcribe_video…")).to_be_visible(timeout=UI_TIMEOUT_MS)
-            expect(tab.get_by_role("button", name="Stop")).to_be_visible(timeout=UI_TIMEOUT_MS)
+            expect(stop_button(tab)).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(reopened.get_by_test_id("stProgress")).to_be_visible(timeout=UI_TIMEOUT_MS)  # the tool's progress
         screenshot(reopened, "run-reopened.png")
         for tab in (reopened, second_tab):
             expect(tab.get_by_text(ANSWER)).to_be_visible(timeout=UI_TIMEOUT_MS)
-            expect(tab.get_by_role("button", name="Stop")).to_have_count(0)
+            expect(stop_button(tab)).to_have_count(0)
         expect(reopened.get_by_text("did not finish")).to_have_count(0)
     assert fake_llm.chat.last.json["messages"][-1]["role"] == "tool"
     assert len(fake_llm.transcription.requests) == 1
