@@ -16,7 +16,7 @@ from agent_app.storage import CONVERSATION_GONE, Conversation
 from agent_app.ui.chat_history import reset_window
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
 from agent_app.ui.formatting import count_of, escape_markdown, local_time
-from agent_app.ui.notices import notify, rename_field, run_confirmed, show_notices
+from agent_app.ui.notices import notify, rename_field, render_confirmation, show_notices
 from agent_app.ui.page_parts import redraw_chat
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sidebar_control import close_sidebar_on_phone
@@ -159,22 +159,13 @@ def _render_open_conversation(
                 args=(workspace, conversation.id),
             )
             return
-        st.warning(
-            f"Delete “{escape_markdown(conversation.title) or 'Untitled'}” and its "
+        render_confirmation(
+            workspace.state,
+            confirm_key=_CONFIRM_DELETE,
+            section="conversation",
+            question=f"Delete “{escape_markdown(conversation.title) or 'Untitled'}” and its "
             f"{count_of(conversation.message_count, 'message')}? This cannot be undone.",
-            icon=":material/delete:",
+            yes_label="Yes, delete",
+            key="conversations_delete",
+            action=functools.partial(_delete, workspace, runs, conversation.id),
         )
-        with st.container(horizontal=True, gap="small"):
-            st.button(
-                "Yes, delete",
-                key="conversations_delete_yes",
-                on_click=run_confirmed,
-                args=(
-                    workspace.state,
-                    _CONFIRM_DELETE,
-                    "conversation",
-                    functools.partial(_delete, workspace, runs, conversation.id),
-                ),
-                type="primary",
-            )
-            st.button("Keep", key="conversations_delete_no", on_click=_ask_delete, args=(workspace, None))

@@ -88,3 +88,31 @@ def run_confirmed(state: SessionState, confirm_key: str, section: str, action: C
         action()
     except StorageError as exc:
         notify(state, "error", str(exc), section)
+
+
+def render_confirmation(  # noqa: PLR0913 - the question, its two buttons and what Yes does
+    state: SessionState,
+    *,
+    confirm_key: str,
+    section: str,
+    question: str,
+    yes_label: str,
+    key: str,
+    action: Callable[[], object],
+) -> None:
+    """A "really delete?" question under ``confirm_key``: Yes runs ``action`` (:func:`run_confirmed`), Keep
+    takes the question away."""
+    st.warning(question, icon=":material/delete:")
+    with st.container(horizontal=True, gap="small"):
+        st.button(
+            yes_label,
+            key=f"{key}_yes",
+            on_click=run_confirmed,
+            args=(state, confirm_key, section, action),
+            type="primary",
+        )
+        st.button("Keep", key=f"{key}_no", on_click=_forget, args=(state, confirm_key))
+
+
+def _forget(state: SessionState, key: str) -> None:
+    state[key] = None

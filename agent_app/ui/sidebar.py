@@ -14,7 +14,7 @@ from agent_app.llm_config import LLMStatus
 from agent_app.runs.manager import RunManager
 from agent_app.storage import Project
 from agent_app.ui.formatting import count_of, escape_markdown
-from agent_app.ui.notices import notify, rename_field, run_confirmed, show_notices
+from agent_app.ui.notices import notify, rename_field, render_confirmation, show_notices
 from agent_app.ui.pickers import Choices, pick_by_id
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sidebar_control import ASSISTANT_SECTION_KEY
@@ -63,25 +63,16 @@ def _render_delete_project(workspace: Workspace, runs: RunManager | None, projec
         return
     files = workspace.storage.count_assets(project.id)
     chats = len(workspace.storage.list_conversations(project.id))
-    st.warning(
-        f"Delete “{escape_markdown(project.name)}” with its {count_of(files, 'media file')} and "
+    render_confirmation(
+        workspace.state,
+        confirm_key=_CONFIRM_DELETE,
+        section="project",
+        question=f"Delete “{escape_markdown(project.name)}” with its {count_of(files, 'media file')} and "
         f"{count_of(chats, 'conversation')}? This cannot be undone.",
-        icon=":material/delete:",
+        yes_label="Yes, delete the project",
+        key="sidebar_delete_project",
+        action=functools.partial(_delete_project, workspace, runs, project.id),
     )
-    with st.container(horizontal=True, gap="small"):
-        st.button(
-            "Yes, delete the project",
-            key="sidebar_delete_project_yes",
-            on_click=run_confirmed,
-            args=(
-                workspace.state,
-                _CONFIRM_DELETE,
-                "project",
-                functools.partial(_delete_project, workspace, runs, project.id),
-            ),
-            type="primary",
-        )
-        st.button("Keep", key="sidebar_delete_project_no", on_click=_ask_delete, args=(workspace, None))
 
 
 def render_project(workspace: Workspace, runs: RunManager | None) -> None:
