@@ -3,11 +3,15 @@ and readers that turn the element tree into plain strings to assert on."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from streamlit.components.v2.bidi_component.main import _make_trigger_id
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 from fake_llm import FakeLLMServer
@@ -81,19 +85,109 @@ def click(at: AppTest, key: str) -> AppTest:
     return settle(at)
 
 
+HISTORY_COMPONENT = "agent_app.chat_history"
+
+
+class _BubbleText(HTMLParser):
+    """A bubble's HTML read as a person reads it: its role, its text paragraphs (tool cards and action buttons
+    left out) and its cards' one-line labels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.role: str | None = None
+        self.paragraphs: list[str] = []
+        self.labels: list[str] = []
+        self._stack: list[str] = []
+        self._where: list[str] = []  # "text", "card", "summary", "actions", "" for each open tag
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        classes = (values.get("class") or "").split()
+        if "bubble" in classes and self.role is None:
+            self.role = values.get("data-role")
+        if tag == "details":
+            place = "card"
+        elif tag == "summary":
+            place = "summary"
+            self.labels.append("")
+        elif "actions" in classes:
+            place = "actions"
+        elif "text" in classes and "card" not in self._where:
+            place = "text"
+            self.paragraphs.append("")
+        else:
+            place = ""
+        if tag in ("br", "hr", "img", "input"):
+            return
+        self._where.append(place)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in ("br", "hr", "img", "input") and self._where:
+            self._where.pop()
+
+    def handle_data(self, data: str) -> None:
+        if "summary" in self._where:
+            self.labels[-1] += data
+        elif "text" in self._where and "card" not in self._where and "actions" not in self._where:
+            self.paragraphs[-1] += data
+
+
+def history_elements(at: AppTest) -> list[dict[str, object]]:
+    """The history element's bubbles in drawing order (the history, then the unsaved question, the live turn and
+    a cut answer, each an element of its own), as ``{"key", "html", "copy"}``."""
+    found = []
+    for element in at.main.get("bidi_component"):
+        proto = element.proto
+        if proto.component_name == HISTORY_COMPONENT:
+            found += json.loads(proto.json)["bubbles"]
+    return found
+
+
+def _read(bubble: dict[str, object]) -> _BubbleText:
+    reader = _BubbleText()
+    reader.feed(str(bubble["html"]))
+    return reader
+
+
 def bubbles(at: AppTest) -> list[tuple[str, str]]:
-    """Each chat bubble as ``(role, its markdown joined)``, the tool cards' insides left out."""
+    """Each chat bubble as ``(role, its text paragraphs joined)``, the tool cards' insides left out."""
     result = []
-    for message in at.main.chat_message:
-        in_cards = {id(markdown.proto) for card in message.expander for markdown in card.markdown}
-        parts = [shown(str(m.value)) for m in message.markdown if id(m.proto) not in in_cards]
-        result.append((message.name, "\n".join(parts)))
+    for bubble in history_elements(at):
+        reader = _read(bubble)
+        if reader.role is not None:
+            result.append((reader.role, "\n".join(p.strip("\n") for p in reader.paragraphs)))
     return result
 
 
 def card_labels(at: AppTest) -> list[str]:
-    """The labels of the tool cards (expanders inside chat bubbles), as shown."""
-    return [shown(expander.label) for message in at.main.chat_message for expander in message.expander]
+    """The one-line labels of the tool cards in the bubbles, as shown."""
+    return [" ".join(label.split()) for bubble in history_elements(at) for label in _read(bubble).labels]
+
+
+def history_action(at: AppTest, kind: str, target: str) -> AppTest:
+    """Click a history button (``edit``, ``regenerate``, ``more_cards`` on the message ``target``) as the
+    element's script does: one trigger value on the element's event widget, then the next run."""
+    element = next(e for e in at.main.get("bidi_component") if e.proto.component_name == HISTORY_COMPONENT)
+    states = at._tree.get_widget_states()
+    payload = [{"event": "action", "value": {"kind": kind, "target": target}}]
+    states.widgets.append(
+        WidgetState(id=_make_trigger_id(element.proto.id, "events"), json_trigger_value=json.dumps(payload))
+    )
+    at._run(states)
+    assert not at.exception, [e.value for e in at.exception]
+    return settle(at)
+
+
+def action_targets(at: AppTest, kind: str) -> list[tuple[str, bool]]:
+    """The history's ``kind`` buttons as ``(target, enabled)``."""
+    found = []
+    for bubble in history_elements(at):
+        for match in re.finditer(r"<button ([^>]*)>", str(bubble["html"])):
+            attrs = match.group(1)
+            if f'data-act="{kind}"' in attrs:
+                target = re.search(r'data-target="([^"]*)"', attrs)
+                found.append((target.group(1) if target else "", " disabled" not in attrs))
+    return found
 
 
 def texts(elements: object) -> list[str]:

@@ -1,7 +1,8 @@
 """The conversation as chat bubbles, newest at the bottom, only the last page of it drawn.
 
-An assistant turn (its text, the tool calls it made and their results, up to the next user
-message) is one bubble with a card per call (a message with many calls draws them a page at a time);
+Drawn as one element (:mod:`~agent_app.ui.history_element`), its HTML made here. An assistant turn (its
+text, the tool calls it made and their results, up to the next user message) is one bubble with a card per
+call (a message with many calls draws them a page at a time);
 ``tool`` messages are not drawn on their own, their results live in the cards. Only the last
 :data:`PAGE_SIZE` messages are drawn and "Show older" widens the window, so a rerun costs the same at
 10 or 1,000 messages.
@@ -9,26 +10,25 @@ message) is one bubble with a card per call (a message with many calls draws the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import streamlit as st
 
 from agent_app.session_stores import SessionState
 from agent_app.settings import Prices
-from agent_app.types import ChatMessage, ToolResult
-from agent_app.ui.context_status import context_summary, latest_context_report, render_cut_marker
-from agent_app.ui.markdown_text import chat_markdown, typed_markdown
-from agent_app.ui.message_actions import TurnActions, is_editing, render_actions, render_editor
-from agent_app.ui.tool_cards import render_tool_cards
+from agent_app.types import ChatMessage, ContextReport, ToolResult
+from agent_app.ui.chat_html import answer_html, text_html, typed_html
+from agent_app.ui.context_status import context_summary, cut_marker_html, latest_context_report
+from agent_app.ui.history_element import Bubble, HistoryAction, render_bubbles
+from agent_app.ui.message_actions import TurnActions, actions_html, is_editing, render_editor, start_editing
+from agent_app.ui.tool_cards import show_more_cards, tool_cards_html
 from agent_app.usage_cost import total_usage, usage_text
 
 PAGE_SIZE = 40
 _WINDOW_KEY = "chat.window"
-
-USER_AVATAR = ":material/person:"
-ASSISTANT_AVATAR = ":material/smart_toy:"
-SYSTEM_AVATAR = ":material/settings:"
+HISTORY_KEY = "chat_history_bubbles"
+HISTORY_AFTER_EDIT_KEY = "chat_history_after_edit"
 
 
 @dataclass
@@ -68,41 +68,49 @@ def _results_by_call(messages: Sequence[ChatMessage]) -> dict[str, ToolResult]:
     }
 
 
-def render_turn(turn: Turn, prices: Prices | None, state: SessionState, actions: TurnActions | None) -> None:
-    """One bubble: markdown text, then a card per tool call, in the order they happened; an answer ends with
-    a quiet caption of its tokens (all its model requests), priced when ``prices`` are known; then Copy (and
-    Edit or Regenerate, see :mod:`~agent_app.ui.message_actions`)."""
-    avatar = {"user": USER_AVATAR, "system": SYSTEM_AVATAR}.get(turn.role, ASSISTANT_AVATAR)
-    with st.chat_message(turn.role, avatar=avatar):
-        if not render_turn_body(turn.messages, state, actions):
-            return
-        usage = total_usage(turn.messages) if turn.role == "assistant" else None
-        if usage is not None:
-            st.caption(usage_text(usage, prices))
-        render_actions(state, turn.messages, actions)
-
-
-def render_turn_body(messages: Sequence[ChatMessage], state: SessionState, actions: TurnActions | None) -> bool:
-    """The inside of a bubble: each message's text and its tool cards, in the order they happened (the live
-    run draws its turn so far with this, so the running turn looks as it will when done); ``False`` when a
-    message's editor took its place."""
+def body_html(messages: Sequence[ChatMessage], state: SessionState) -> str:
+    """The inside of a bubble: each message's text and its tool cards, in the order they happened (the live run
+    draws its turn so far with this, so the running turn looks as it will when done)."""
     results = _results_by_call(messages)
     called = {call.id for message in messages for call in message.tool_calls or []}
+    parts: list[str] = []
     for message in messages:
         if message.role == "tool":
             result = message.tool_result
             if result is not None and result.tool_call_id not in called:
-                st.caption(message.content or f"{result.name} result")
+                parts.append(f'<div class="quiet">{text_html(message.content or f"{result.name} result")}</div>')
             continue
-        if actions is not None and is_editing(state, message):
-            render_editor(state, message, actions.on_resend)
-            return False
         if message.content:
-            # The user's words as typed; the assistant's Markdown rendered (safely, see markdown_text).
-            shown = typed_markdown(message.content) if message.role == "user" else chat_markdown(message.content)
-            st.markdown(shown)
-        render_tool_cards(state, message.id, message.tool_calls or [], results)
-    return True
+            # The user's words as typed; the assistant's Markdown rendered (safely, see chat_html).
+            text = typed_html(message.content) if message.role == "user" else answer_html(message.content)
+            parts.append(f'<div class="text">{text}</div>')
+        parts.append(tool_cards_html(state, message.id, message.tool_calls or [], results))
+    return "".join(parts)
+
+
+def bubble_html(role: str, inside: str) -> str:
+    """A bubble of ``role`` around ``inside`` (its avatar drawn by the element's style)."""
+    role = role if role in ("user", "assistant", "system") else "assistant"
+    avatar = '<div class="avatar"></div>'
+    return f'<div class="bubble {role}" data-role="{role}">{avatar}<div class="body">{inside}</div></div>'
+
+
+def copy_text(messages: Sequence[ChatMessage]) -> str:
+    """What Copy puts on the clipboard: the messages' text as written."""
+    return "\n\n".join(m.content for m in messages if m.role != "tool" and m.content)
+
+
+def turn_bubble(turn: Turn, prices: Prices | None, state: SessionState, actions: TurnActions | None) -> Bubble:
+    """One bubble: text, then a card per tool call, in the order they happened; an answer ends with a quiet line
+    of its tokens (all its model requests), priced when ``prices`` are known; then Copy (and Edit or Regenerate,
+    see :mod:`~agent_app.ui.message_actions`)."""
+    inside = body_html(turn.messages, state)
+    usage = total_usage(turn.messages) if turn.role == "assistant" else None
+    if usage is not None:
+        inside += f'<div class="quiet">{text_html(usage_text(usage, prices))}</div>'
+    key = turn.messages[0].id
+    inside += actions_html(key, turn.messages, actions)
+    return Bubble(key=key, html=bubble_html(turn.role, inside), copy_text=copy_text(turn.messages))
 
 
 def _show_older(state: SessionState) -> None:
@@ -114,6 +122,42 @@ def reset_window(state: SessionState) -> None:
     state[_WINDOW_KEY] = PAGE_SIZE
 
 
+def _on_action(
+    state: SessionState, shown: Sequence[ChatMessage], actions: TurnActions | None
+) -> Callable[[HistoryAction], None]:
+    """What a click in the history does; a target the server did not offer (a stale tab, a forged trigger)
+    does nothing."""
+
+    def handle(action: HistoryAction) -> None:
+        if action.kind == "more_cards":
+            if any(m.id == action.target for m in shown):
+                show_more_cards(state, action.target)
+        elif actions is not None and action.kind == "edit" and action.target == actions.last_question_id:
+            message = next((m for m in shown if m.id == action.target), None)
+            if message is not None:
+                start_editing(state, message)
+        elif actions is not None and action.kind == "regenerate" and action.target == actions.answer_start_id:
+            actions.on_regenerate(action.target)
+
+    return handle
+
+
+def history_bubbles(
+    state: SessionState,
+    shown: Sequence[ChatMessage],
+    report_cut: str | None,
+    prices: Prices | None,
+    actions: TurnActions | None,
+) -> list[Bubble]:
+    """The bubbles of ``shown``, the marker above the oldest message still sent to the model (``report_cut``)."""
+    bubbles: list[Bubble] = []
+    for turn in group_turns(shown):
+        if report_cut is not None and turn.messages[0].id == report_cut:
+            bubbles.append(Bubble(key=f"cut-{report_cut}", html=cut_marker_html()))
+        bubbles.append(turn_bubble(turn, prices, state, actions))
+    return bubbles
+
+
 def render_history(
     state: SessionState,
     messages: Sequence[ChatMessage],
@@ -122,10 +166,11 @@ def render_history(
     *,
     footer: bool = True,
 ) -> None:
-    """Draw the visible part of ``messages``, with a "Show older" button when some are hidden, the marker
-    above the oldest message still sent to the model; each answer's tokens, and with ``footer`` one line of
-    how full the model's context is and the conversation's total, priced when ``prices`` are known (no
-    footer while a run goes: nothing between the question and its live answer)."""
+    """Draw the visible part of ``messages``, with a "Show older" button when some
+    are hidden, the marker above the oldest message still sent to the model; each answer's tokens, and with
+    ``footer`` one line of how full the model's context is and the conversation's total, priced when ``prices``
+    are known (no footer while a run goes: nothing between the question and its live answer). A question being
+    edited is drawn as its editor, between the bubbles before it and after it."""
     hidden, shown = visible_slice(messages, int(state.get(_WINDOW_KEY, PAGE_SIZE)))
     if hidden:
         st.button(
@@ -137,16 +182,28 @@ def render_history(
             type="tertiary",
         )
     report = latest_context_report(messages)
-    cut = report.first_sent_id if report is not None else None
-    for turn in group_turns(shown):
-        if cut is not None and turn.messages[0].id == cut:
-            render_cut_marker()
-        render_turn(turn, prices, state, actions)
-    if not footer:
-        return
-    total = total_usage(messages)
-    parts = [] if total is None else [f"This conversation: {usage_text(total, prices)}"]
-    if report is not None:
-        parts.append(context_summary(report))
-    if parts:  # one quiet line under the last answer
-        st.caption(" · ".join(parts))
+    on_action = _on_action(state, shown, actions)
+    editing = next((i for i, m in enumerate(shown) if actions is not None and is_editing(state, m)), None)
+    if editing is not None and actions is not None:
+        before, edited, rest = shown[:editing], shown[editing], shown[editing + 1 :]
+        render_bubbles(
+            history_bubbles(state, before, _cut(report), prices, actions), key=HISTORY_KEY, on_action=on_action
+        )
+        render_editor(state, edited, actions.on_resend)
+        shown = rest
+        key = HISTORY_AFTER_EDIT_KEY
+    else:
+        key = HISTORY_KEY
+    bubbles = history_bubbles(state, shown, _cut(report), prices, actions)
+    if footer:
+        total = total_usage(messages)
+        parts = [] if total is None else [f"This conversation: {usage_text(total, prices)}"]
+        if report is not None:
+            parts.append(context_summary(report))
+        if parts:  # one quiet line under the last answer
+            bubbles.append(Bubble(key="footer", html=f'<div class="quiet">{text_html(" · ".join(parts))}</div>'))
+    render_bubbles(bubbles, key=key, on_action=on_action)
+
+
+def _cut(report: ContextReport | None) -> str | None:
+    return report.first_sent_id if report is not None else None

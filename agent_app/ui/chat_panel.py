@@ -33,9 +33,10 @@ from agent_app.storage import StorageError
 from agent_app.storage.names import title_from
 from agent_app.types import ChatMessage
 from agent_app.ui.chat_errors import describe_chat_error
-from agent_app.ui.chat_history import USER_AVATAR, render_history, reset_window
+from agent_app.ui.chat_history import body_html, bubble_html, render_history, reset_window
 from agent_app.ui.chat_scroll import render_scroll, scroll_to_newest
 from agent_app.ui.formatting import escape_markdown
+from agent_app.ui.history_element import Bubble, render_bubbles
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY, CHAT_TITLE_KEY
 from agent_app.ui.live_status import LiveRun, cut_text, render_cut_text
 from agent_app.ui.live_turn import (
@@ -47,7 +48,6 @@ from agent_app.ui.live_turn import (
     running_turn,
     started_here,
 )
-from agent_app.ui.markdown_text import typed_markdown
 from agent_app.ui.message_actions import TurnActions
 from agent_app.ui.page_parts import redraw_chat
 from agent_app.ui.session_workspace import Workspace
@@ -61,6 +61,7 @@ NO_MODEL_PLACEHOLDER = "Set up a model to chat"
 """Short enough to fit the box on a phone; the button above it leads to the sidebar's Assistant section."""
 RETRY_KEY = "chat_retry"
 _UNSAVED = "chat.unsaved_prompt"
+_UNSAVED_KEY = "chat_unsaved_bubble"
 _SAVE_ERROR = "chat.save_error"
 _REFUSED = "chat.refused"
 _REFUSED_PROMPT = "chat.refused_prompt"
@@ -266,9 +267,9 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
             else None
         )
         render_history(state, earlier, prices, actions, footer=run is None)
-        if unsaved is not None:
-            with st.chat_message("user", avatar=USER_AVATAR):
-                st.markdown(typed_markdown(unsaved.content))
+        if unsaved is not None:  # a question that could not be saved stays on screen, for Retry
+            bubble = Bubble(key=unsaved.id, html=bubble_html("user", body_html([unsaved], state)))
+            render_bubbles([bubble], key=_UNSAVED_KEY)
         if runs is not None:
             _render_run_part(workspace, runs, run, messages)
         _render_refusal(state, run)

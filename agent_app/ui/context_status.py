@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import streamlit as st
-
 from agent_app.types import ChatMessage, ContextReport
 from agent_app.ui.formatting import count_of
 
@@ -36,6 +34,6 @@ def context_summary(report: ContextReport) -> str:
     return " · ".join(parts)
 
 
-def render_cut_marker() -> None:
+def cut_marker_html() -> str:
     """The quiet line drawn above the oldest message still sent."""
-    st.caption(f":material/content_cut: {CUT_MARKER}")
+    return f'<div class="cut">✂ {CUT_MARKER}</div>'

@@ -17,9 +17,9 @@ from agent_app.runs.models import Run
 from agent_app.runs.view import RunView
 from agent_app.session_stores import AgentStore
 from agent_app.types import ChatMessage, ExecutionState
-from agent_app.ui.chat_history import ASSISTANT_AVATAR, render_turn_body
-from agent_app.ui.formatting import escape_markdown
-from agent_app.ui.markdown_text import chat_markdown
+from agent_app.ui.chat_history import body_html, bubble_html
+from agent_app.ui.chat_html import answer_html, text_html
+from agent_app.ui.history_element import Bubble, render_bubbles
 
 STATUS_LABELS: dict[ExecutionState, str] = {
     "idle": "Done",
@@ -58,43 +58,54 @@ def _stop(runs: RunManager, run_id: str) -> None:
 class LiveRun:
     """What a tab shows of the run in progress, kept in its session between refreshes: the run as last read,
     the view of its events, the version of its wake-ups that view is up to date with, the turn's messages so
-    far, and the streamed text's Markdown (made again only when the text grew)."""
+    far, and the streamed text's HTML (made again only when the text grew)."""
 
     run: Run
     view: RunView
     version: int = -1
     turn: list[ChatMessage] = field(default_factory=list)
-    markdown_of: str = ""
-    markdown: str = ""
+    html_of: str = ""
+    html: str = ""
 
-    def text_markdown(self) -> str:
-        if self.markdown_of != self.view.text:
-            self.markdown_of, self.markdown = self.view.text, chat_markdown(self.view.text)
-        return self.markdown
+    def text_html(self) -> str:
+        if self.html_of != self.view.text:
+            self.html_of, self.html = self.view.text, answer_html(self.view.text)
+        return self.html
+
+
+LIVE_KEY = "chat_live_bubble"
+CUT_KEY = "chat_cut_bubble"
+
+
+def live_bubble(live: LiveRun, agent: AgentStore) -> Bubble:
+    """The running turn drawn as the answer will look when done: a status line (the agent store's status)
+    with progress bars, the turn's messages so far with their tool cards, the text streaming now."""
+    run, view = live.run, live.view
+    parts = [f'<div class="status" role="status">{text_html(run_label(run, agent))}</div>']
+    for progress in view.progress.values():
+        text = f"{progress.name}: {progress.message}" if progress.message else progress.name
+        fraction = min(1.0, max(0.0, progress.fraction))
+        parts.append(
+            f'<div class="progress">{text_html(text)}<progress max="1" value="{fraction:.3f}"></progress></div>'
+        )
+    parts.append(body_html(live.turn, st.session_state))
+    if view.text:
+        parts.append(f'<div class="text">{live.text_html()}</div>')
+    return Bubble(key=f"live-{run.id}", html=bubble_html("assistant", "".join(parts)))
 
 
 def render_live_run(runs: RunManager, live: LiveRun, agent: AgentStore) -> None:
-    """One assistant bubble for the run in progress, drawn as the answer will look when done: a status box
-    (the agent store's status) with progress bars, the turn's messages so far with their tool cards, the text
-    streaming now, Stop."""
-    run, view = live.run, live.view
-    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
-        box = st.status(run_label(run, agent), state="running", expanded=bool(view.progress))  # not ``with``
-        for progress in view.progress.values():
-            text = f"{progress.name}: {progress.message}" if progress.message else progress.name
-            box.progress(min(1.0, max(0.0, progress.fraction)), text=escape_markdown(text))
-        render_turn_body(live.turn, st.session_state, None)
-        if view.text:
-            st.markdown(live.text_markdown())
-        st.button(
-            "Stop",
-            key=STOP_KEY,
-            icon=":material/stop_circle:",
-            on_click=_stop,
-            args=(runs, run.id),
-            disabled=run.stop_requested,
-            help="Stop the assistant: the answer so far is kept, a running tool is told to stop.",
-        )
+    """One assistant bubble for the run in progress (see :func:`live_bubble`), then Stop."""
+    render_bubbles([live_bubble(live, agent)], key=LIVE_KEY)
+    st.button(
+        "Stop",
+        key=STOP_KEY,
+        icon=":material/stop_circle:",
+        on_click=_stop,
+        args=(runs, live.run.id),
+        disabled=live.run.stop_requested,
+        help="Stop the assistant: the answer so far is kept, a running tool is told to stop.",
+    )
 
 
 def cut_text(runs: RunManager, run: Run) -> str:
@@ -106,6 +117,5 @@ def cut_text(runs: RunManager, run: Run) -> str:
 
 def render_cut_text(text: str) -> None:
     """The text a cut run had streamed, in an assistant bubble that says it is not part of the conversation."""
-    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
-        st.markdown(chat_markdown(text))
-        st.caption(CUT_TEXT_NOTE)
+    inside = f'<div class="text">{answer_html(text)}</div><div class="quiet">{text_html(CUT_TEXT_NOTE)}</div>'
+    render_bubbles([Bubble(key="cut", html=bubble_html("assistant", inside))], key=CUT_KEY)

@@ -2,7 +2,8 @@
 again, the old branch of the turn replaced in storage too); Regenerate on the last answer.
 
 The chat decides what a resend or a regeneration starts (``on_resend`` / ``on_regenerate``, called from the
-buttons' callbacks, before the next run of the page); this module only draws the row and the editor.
+history element's action callback, before the next run of the page); this module only makes the row's HTML
+and draws the editor.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import streamlit as st
 
 from agent_app.session_stores import SessionState
 from agent_app.types import ChatMessage
-from agent_app.ui.copy_button import copy_button
+from agent_app.ui.chat_html import attributes
 
 _EDITING = "chat.editing_message_id"
 
 
-def _start_editing(state: SessionState, message: ChatMessage) -> None:
+def start_editing(state: SessionState, message: ChatMessage) -> None:
     state[_EDITING] = message.id
     state[f"chat_edit_{message.id}"] = message.content
 
@@ -76,37 +77,23 @@ class TurnActions:
         return messages[index].id, after
 
 
-def render_actions(state: SessionState, messages: Sequence[ChatMessage], actions: TurnActions | None) -> None:
-    """Under a bubble made of ``messages``: Copy (its text), Edit on the last question, Regenerate on the
-    last answer."""
-    text = "\n\n".join(m.content for m in messages if m.role != "tool" and m.content)
+def _action_button(kind: str, label: str, target: str, hint: str, *, disabled: bool = False) -> str:
+    values = {"data-act": kind, "data-target": target, "title": hint, "aria-label": hint}
+    return f"<button {attributes(values)}{' disabled' if disabled else ''}>{label}</button>"
+
+
+def actions_html(key: str, messages: Sequence[ChatMessage], actions: TurnActions | None) -> str:
+    """Under a bubble made of ``messages`` (its element key ``key``): Copy (its text), Edit on the last question,
+    Regenerate on the last answer; disabled while a run goes."""
+    text = any(m.role != "tool" and m.content for m in messages)
     last = messages[-1]
     editable = actions is not None and last.role == "user" and last.id == actions.last_question_id
     regenerable = actions is not None and any(m.id == actions.answer_start_id for m in messages)
-    if not (text or editable or regenerable):
-        return
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        if text:
-            copy_button(text, key=f"chat_copy_{last.id}")
-        if editable and actions is not None:
-            st.button(
-                "Edit",
-                key=f"chat_edit_open_{last.id}",
-                icon=":material/edit:",
-                type="tertiary",
-                on_click=_start_editing,
-                args=(state, last),
-                disabled=actions.busy,
-                help="Change this question and ask again (the answer below is replaced)",
-            )
-        if regenerable and actions is not None and actions.answer_start_id is not None:
-            st.button(
-                "Regenerate",
-                key=f"chat_regenerate_{last.id}",
-                icon=":material/refresh:",
-                type="tertiary",
-                on_click=actions.on_regenerate,
-                args=(actions.answer_start_id,),
-                disabled=actions.busy,
-                help="Ask for this answer again (this one is replaced)",
-            )
+    buttons = [_action_button("copy", "Copy", key, "Copy this message")] if text else []
+    if editable and actions is not None:
+        hint = "Change this question and ask again (the answer below is replaced)"
+        buttons.append(_action_button("edit", "Edit", last.id, hint, disabled=actions.busy))
+    if regenerable and actions is not None and actions.answer_start_id is not None:
+        hint = "Ask for this answer again (this one is replaced)"
+        buttons.append(_action_button("regenerate", "Regenerate", actions.answer_start_id, hint, disabled=actions.busy))
+    return f'<div class="actions">{"".join(buttons)}</div>' if buttons else ""

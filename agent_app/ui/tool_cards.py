@@ -1,26 +1,26 @@
 """One tool call as a compact card: name, arguments, result or error, how long it took.
 
-Cards of finished calls are collapsed expanders, so a turn with several calls stays one screen;
+Cards are collapsed ``<details>`` in the bubble's HTML (:mod:`~agent_app.ui.history_element`), so a turn
+with several calls stays one screen;
 a card of a call that never got a result (the run was interrupted) says so instead of pretending.
 A model message with many calls (a broken or hostile model can ask for a thousand) draws its first
-:data:`CARDS_SHOWN` cards and a "Show more" button that draws the next :data:`CARDS_PAGE`, so opening
+:data:`CARDS_SHOWN` cards and a "Show more" button that adds the next :data:`CARDS_PAGE`, so opening
 such a conversation costs what a short one does.
 """
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-import streamlit as st
 
 from agent_app.clock import elapsed_text
 from agent_app.invisible_chars import escape_invisible
 from agent_app.orchestrator_options import MAX_CALLS_PER_ROUND
 from agent_app.session_stores import SessionState
 from agent_app.types import ToolCall, ToolResult
-from agent_app.ui.formatting import count_of, escape_markdown
+from agent_app.ui.formatting import count_of
 
 MAX_RESULT_DISPLAY_CHARS = 20_000
 """Beyond this a result is shown as truncated text: a long transcript must not freeze the browser."""
@@ -31,26 +31,26 @@ CARDS_PAGE = 50
 _SHOWN_KEY = "chat.cards_shown."
 
 
+def _ending(result: ToolResult | None) -> str:
+    """How the call ended, and in how long: ``done · 2.4 s``, ``failed · 12 ms``, ``no result``."""
+    if result is None:
+        return "no result"
+    state = "failed" if result.error is not None else "done"
+    return f"{state} · {elapsed_text(result.duration_ms)}" if result.duration_ms is not None else state
+
+
 def card_label(call: ToolCall, result: ToolResult | None) -> str:
-    """The one-line summary shown on the collapsed card; the model's tool name shown literally, its controls and
-    direction marks as ``\\uXXXX`` (a U+202E would flip the rest of the label, an ESC or NUL is not text)."""
-    if result is None:
-        state = "no result"
-    elif result.error is not None:
-        state = "failed"
-    else:
-        state = "done"
-    elapsed = elapsed_text(result.duration_ms) if result is not None and result.duration_ms is not None else ""
-    parts = [f"**{escape_markdown(escape_invisible(call.name))}**", state]
-    if elapsed:
-        parts.append(elapsed)
-    return " · ".join(parts)
+    """The one-line summary shown on the collapsed card, as text: the model's tool name shown literally, its
+    controls and direction marks as ``\\uXXXX`` (a U+202E would flip the rest of the label, an ESC or NUL is
+    not text)."""
+    return f"{escape_invisible(call.name)} · {_ending(result)}"
 
 
-def card_icon(result: ToolResult | None) -> str:
+def card_state(result: ToolResult | None) -> str:
+    """The card's class: how the call ended."""
     if result is None:
-        return ":material/hourglass_empty:"
-    return ":material/error:" if result.error is not None else ":material/check_circle:"
+        return "pending"
+    return "failed" if result.error is not None else "done"
 
 
 def _json_text(value: Any) -> str:
@@ -78,56 +78,57 @@ def _value_text(value: Any, depth: int = 0) -> str:  # noqa: PLR0911 - one plain
 
 
 def readable_fields(value: Any) -> str:
-    """Arguments or a result as Markdown lines ``**name** value``, every name and value shown literally, the
-    whole cut at :data:`MAX_RESULT_DISPLAY_CHARS` (a long transcript must not freeze the browser)."""
+    """Arguments or a result as HTML lines ``<b>name</b> value``, every name and value shown literally, the whole
+    cut at :data:`MAX_RESULT_DISPLAY_CHARS` characters of text (a long transcript must not freeze the browser)."""
     pairs = list(value.items()) if isinstance(value, dict) else [("", value)]
     if not pairs:
         return "none"
-    lines = []
+    lines: list[str] = []
+    budget = MAX_RESULT_DISPLAY_CHARS
     for name, item in pairs:
+        label = escape_invisible(str(name)).replace("_", " ")
         text = _value_text(item)
-        label = f"**{escape_markdown(escape_invisible(str(name)).replace('_', ' '))}** " if name else ""
-        lines.append(label + escape_markdown(text).replace("\n", "  \n"))
-    shown = "  \n".join(lines)
-    if len(shown) > MAX_RESULT_DISPLAY_CHARS:
-        shown = shown[:MAX_RESULT_DISPLAY_CHARS].rstrip("\\") + f" … ({len(shown) - MAX_RESULT_DISPLAY_CHARS:,} more)"
-    return shown
+        if len(text) > budget:
+            text = text[:budget] + f" … ({len(text) - budget:,} more)"
+        budget = max(0, budget - len(text))
+        lines.append((f"<b>{html.escape(label)}</b> " if name else "") + html.escape(text))
+        if budget == 0:
+            break
+    return "\n".join(lines)
 
 
-def render_tool_card(call: ToolCall, result: ToolResult | None) -> None:
-    """Draw the card of ``call`` (with its ``result``, when one was recorded): its arguments and result as
-    named lines, not raw JSON."""
-    with st.expander(card_label(call, result), expanded=False, icon=card_icon(result)):
-        st.caption("Arguments")
-        st.markdown(readable_fields(call.args))
-        if result is None:
-            st.caption("No result was recorded for this call (the run was interrupted).")
-        elif result.error is not None:
-            st.error(escape_markdown(result.error), icon=":material/error:")  # it can quote the model's arguments
-        else:
-            st.caption("Result")
-            st.markdown(readable_fields(result.result))
+def tool_card_html(call: ToolCall, result: ToolResult | None) -> str:
+    """The card of ``call`` (with its ``result``, when one was recorded), collapsed: its arguments and result
+    as named lines, not raw JSON."""
+    inside = ['<div class="label">Arguments</div>', f'<div class="fields">{readable_fields(call.args)}</div>']
+    if result is None:
+        inside.append('<div class="label">No result was recorded for this call (the run was interrupted).</div>')
+    elif result.error is not None:
+        inside.append(f'<div class="fields error">{html.escape(result.error)}</div>')
+    else:
+        inside += ['<div class="label">Result</div>', f'<div class="fields">{readable_fields(result.result)}</div>']
+    return (
+        f'<details class="card {card_state(result)}"><summary><b>{html.escape(escape_invisible(call.name))}</b> '
+        f'<span class="state">· {html.escape(_ending(result))}</span></summary><div>{"".join(inside)}</div></details>'
+    )
 
 
-def _show_more(state: SessionState, key: str) -> None:
-    state[key] = int(state.get(key, CARDS_SHOWN)) + CARDS_PAGE
-
-
-def render_tool_cards(
+def tool_cards_html(
     state: SessionState, message_id: str, calls: Sequence[ToolCall], results: Mapping[str, ToolResult]
-) -> None:
-    """The cards of one model message's ``calls``, the first :data:`CARDS_SHOWN` of them until "Show more"."""
-    key = _SHOWN_KEY + message_id
-    shown = int(state.get(key, CARDS_SHOWN))
-    for call in calls[:shown]:
-        render_tool_card(call, results.get(call.id))
+) -> str:
+    """The cards of one model message's ``calls``, the first :data:`CARDS_SHOWN` of them until "show more"."""
+    shown = int(state.get(_SHOWN_KEY + message_id, CARDS_SHOWN))
+    cards = [tool_card_html(call, results.get(call.id)) for call in calls[:shown]]
     hidden = len(calls) - shown
     if hidden > 0:
-        st.button(
-            f"Show {min(hidden, CARDS_PAGE)} more of {count_of(hidden, 'hidden tool call')}",
-            key=f"chat_more_cards_{message_id}",
-            icon=":material/expand_more:",
-            on_click=_show_more,
-            args=(state, key),
-            type="tertiary",
+        cards.append(
+            f'<div class="actions"><button data-act="more_cards" data-target="{html.escape(message_id)}">'
+            f"Show {min(hidden, CARDS_PAGE)} more of {count_of(hidden, 'hidden tool call')}</button></div>"
         )
+    return "".join(cards)
+
+
+def show_more_cards(state: SessionState, message_id: str) -> None:
+    """The next :data:`CARDS_PAGE` cards of that message."""
+    key = _SHOWN_KEY + message_id
+    state[key] = int(state.get(key, CARDS_SHOWN)) + CARDS_PAGE
