@@ -78,7 +78,7 @@ class TurnActions:
 
 
 def _action_button(kind: str, label: str, target: str, hint: str, *, disabled: bool = False) -> str:
-    values = {"data-act": kind, "data-target": target, "title": hint, "aria-label": hint}
+    values = {"data-act": kind, "data-target": target, "title": hint}  # named by its label, the hint a tooltip
     return f"<button {attributes(values)}{' disabled' if disabled else ''}>{label}</button>"
 
 
