@@ -188,15 +188,18 @@ def _active_run(workspace: Workspace, runs: RunManager) -> Run | None:
 
 
 def render_chat(workspace: Workspace, runs: RunManager | None, prices: Prices | None = None) -> None:
-    """The chat column: the header, then the chat part (a fragment: its own buttons redraw it alone; inside
-    it, the running turn and the watch for a run started elsewhere refresh by themselves, see
-    :mod:`~agent_app.ui.live_turn`). ``runs`` is ``None`` when no model is configured: the input says so and
-    sends nothing (the sidebar names the missing settings, once); ``prices`` turn the answers' tokens into an
-    estimated cost."""
+    """The chat column: the header, history, live run, notices and input, drawn together (the chat part: a
+    switch or a button in it redraws this alone, see :mod:`~agent_app.ui.page_parts`; inside it, the running
+    turn and the watch for a run started elsewhere refresh by themselves, see :mod:`~agent_app.ui.live_turn`).
+    ``runs`` is ``None`` when no model is configured: the input says so and sends nothing (the sidebar names
+    the missing settings, once); ``prices`` turn the answers' tokens into an estimated cost."""
+    conversation_id = workspace.conversation_id
+    if runs is not None and conversation_id is not None:
+        look_before_reading(workspace.state, runs, conversation_id)
+    run = _active_run(workspace, runs) if runs is not None else None
     workspace.catch_up()  # another tab, or a run, may have added to this conversation
     render_header(workspace, workspace.chat.messages)
-    running = runs is not None and _active_run(workspace, runs) is not None
-    st.fragment(_chat_body)(workspace, runs, prices, running)
+    _chat_body(workspace, runs, prices, run)
 
 
 def _render_refusal(state: SessionState, run: Run | None) -> None:
@@ -220,17 +223,9 @@ def _restore_refused_prompt(state: SessionState) -> None:
         state[PROMPT_KEY] = str(refused_prompt)
 
 
-def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | None, drawn_running: bool) -> None:
-    """History, live run, notices and input; when a run started or ended since the page drew ``drawn_running``
-    the whole page reruns (for the header, and to draw the answer into the history)."""
+def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | None, run: Run | None) -> None:
+    """History, live run (``run``, as read for this draw), notices and input."""
     state = workspace.state
-    conversation_id = workspace.conversation_id
-    if runs is not None and conversation_id is not None:
-        look_before_reading(state, runs, conversation_id)
-    run = _active_run(workspace, runs) if runs is not None else None
-    if (run is not None) != drawn_running:
-        st.rerun()
-    workspace.catch_up()
     messages = workspace.chat.messages
     earlier, turn = running_turn(messages) if run is not None else (messages, [])
     live = live_run(state, runs, run, turn) if runs is not None and run is not None else None
