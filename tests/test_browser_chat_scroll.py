@@ -24,7 +24,8 @@ DESKTOP = (1440, 900)
 HISTORY = f".st-key-{CHAT_HISTORY_KEY}"
 NEWEST_IN_VIEW = f"""() => {{
   const box = document.querySelector('{HISTORY}');
-  const messages = box.querySelectorAll('[data-testid="stChatMessage"]');
+  const messages = [...box.querySelectorAll('*')].flatMap(
+    (node) => node.shadowRoot ? [...node.shadowRoot.querySelectorAll('[data-testid="chatBubble"]')] : []);
   const newest = messages[messages.length - 1].getBoundingClientRect();
   const view = box.getBoundingClientRect();
   return newest.bottom <= view.bottom + 2 && newest.bottom > view.top;
@@ -79,7 +80,7 @@ def test_the_chat_follows_the_newest_message_unless_the_user_scrolled_up_to_read
         page = open_page(browser, f"{server.base_url}/?project={project_id}&chat={chat_id}", DESKTOP)
         expect(page.get_by_text("Line 7 of answer 2.")).to_be_visible(timeout=UI_TIMEOUT_MS)
         newest_in_view(page)
-        card = page.get_by_test_id("stExpander").last.locator("summary")
+        card = page.locator("details.card > summary").last
         card.scroll_into_view_if_needed()  # the user goes up to the tool card and opens it
         card.click()
         expect(page.get_by_text("segment 24 of the clip")).to_be_attached(timeout=UI_TIMEOUT_MS)

@@ -106,8 +106,8 @@ def test_a_multi_line_message_keeps_its_lines_and_edit_and_resend_replaces_the_t
         page = open_page(browser, server.base_url, PHONE)
         ask(page, "# Shots to check\nintro at $5\n  - the pier")
         expect(page.get_by_text("First answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        user = page.get_by_test_id("stChatMessage").first
-        shown = user.get_by_test_id("stMarkdownContainer").first.inner_text().replace("\u00a0", " ")
+        user = page.get_by_test_id("chatBubble").first
+        shown = user.locator(".typed").inner_text()
         assert shown.splitlines() == ["# Shots to check", "intro at $5", "  - the pier"]
         expect(user.locator("h1")).to_have_count(0)
         screenshot(page, "multi-line-phone.png")

@@ -46,12 +46,12 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
 
         ask(page, "What is said in the harbour clip?")
         expect(page.get_by_text("Running transcribe_video…")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=UI_TIMEOUT_MS)  # the tool's progress, live
+        expect(page.locator(".progress progress")).to_be_visible(timeout=UI_TIMEOUT_MS)  # the tool's progress, live
         expect(page.get_by_placeholder("Ask about your media…")).to_be_enabled()  # a send now is refused, kept
         expect(page.get_by_text(ANSWER)).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(page.get_by_placeholder("Ask about your media…")).to_be_focused()  # type the next one at once
 
-        card = page.get_by_test_id("stExpander").filter(has_text="transcribe_video")
+        card = page.locator("details.card").filter(has_text="transcribe_video")
         expect(card).to_have_count(1)
         expect(card).to_contain_text("done")
         card.locator("summary").click()
@@ -64,7 +64,7 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
         page.reload()
         expect(page.get_by_text(ANSWER)).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(page.get_by_text("What is said in the harbour clip?").first).to_be_visible()
-        expect(page.get_by_test_id("stExpander").filter(has_text="transcribe_video")).to_have_count(1)
+        expect(page.locator("details.card").filter(has_text="transcribe_video")).to_have_count(1)
         assert page.url == url
         expect(page.get_by_role("link", name="waveform")).to_have_attribute("href", TRACKER)  # a link, not an image
         screenshot(page, "after-reload.png")
@@ -104,11 +104,11 @@ def test_browser_shows_a_hostile_tool_name_as_escapes_and_data_links_as_text(
         page = open_page(browser, server.base_url)
         ask(page, "Go")
         expect(page.get_by_role("link", name="docs")).to_have_attribute("href", "https://example.com/d")
-        card = page.get_by_test_id("stChatMessage").get_by_test_id("stExpander").locator("summary")
+        card = page.get_by_test_id("chatBubble").locator("details.card > summary")
         expect(card).to_have_count(1)
         label = card.inner_text()
         assert "evil\\u202egnp.exe\\u0000\\u001b[31m" in label and "\u202e" not in label and "\x1b" not in label
-        answer = page.get_by_test_id("stChatMessage").last
+        answer = page.get_by_test_id("chatBubble").last
         hrefs = answer.locator("a").evaluate_all("anchors => anchors.map(a => a.getAttribute('href'))")
         assert hrefs == ["https://example.com/d"]
         expect(answer).to_contain_text("[page](data:text/html,")

@@ -47,7 +47,7 @@ def slow_answer() -> tuple[str, Reply]:
 def live_texts(page: Page, until: str) -> list[str]:
     """The last bubble's text each time it changed, until it shows ``until`` (or the run ends)."""
     seen: list[str] = []
-    bubble = page.get_by_test_id("stChatMessage").last
+    bubble = page.get_by_test_id("chatBubble").last
     while not seen or until not in seen[-1]:
         text = bubble.inner_text(timeout=UI_TIMEOUT_MS)
         if not seen or text != seen[-1]:
@@ -82,7 +82,7 @@ def test_a_tab_open_on_a_conversation_shows_a_run_another_process_starts_and_str
     growing = [t for t in texts if "word0" in t]
     assert len(growing) >= 3, texts  # streamed in pieces, not at the end
     assert all(len(a) < len(b) for a, b in itertools.pairwise(growing))
-    assert page.get_by_test_id("stChatMessage").count() == 4  # the question and one live answer below it
+    assert page.get_by_test_id("chatBubble").count() == 4  # the question and one live answer below it
     expect(page.get_by_text("This conversation:")).to_have_count(0)  # no lines between question and answer
     screenshot(page, "live-run-from-another-process.png")
     assert finished(manager, run, 60).state == "answered"
