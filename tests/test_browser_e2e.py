@@ -56,6 +56,10 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
         expect(card).to_contain_text("done")
         card.locator("summary").click()
         expect(card).to_contain_text("welcome to the old harbour")
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.base_url)
+        page.get_by_test_id("chatBubble").last.get_by_role("button", name="Copy").click()
+        # The answer's text as written goes to the clipboard, in the browser.
+        page.wait_for_function("async (text) => (await navigator.clipboard.readText()) === text", arg=ANSWER)
         shot = screenshot(page, "conversation.png")
         assert shot.stat().st_size > 10_000
         assert re.search(r"[?&]chat=[0-9a-f]{32}", page.url)
