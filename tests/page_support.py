@@ -15,6 +15,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 from fake_llm import FakeLLMServer
+from tests.history_html import ActionButton, Card, buttons_in, cards_in, classed_texts
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_SCRIPT = ROOT / "agent_app" / "ui" / "page_script.py"
@@ -178,16 +179,26 @@ def history_action(at: AppTest, kind: str, target: str) -> AppTest:
     return settle(at)
 
 
+def action_buttons(at: AppTest, kind: str) -> list[ActionButton]:
+    """The history's ``kind`` buttons (``copy``, ``edit``, ``regenerate``, ``more_cards``), in drawing order."""
+    return [
+        button for bubble in history_elements(at) for button in buttons_in(str(bubble["html"])) if button.kind == kind
+    ]
+
+
 def action_targets(at: AppTest, kind: str) -> list[tuple[str, bool]]:
     """The history's ``kind`` buttons as ``(target, enabled)``."""
-    found = []
-    for bubble in history_elements(at):
-        for match in re.finditer(r"<button ([^>]*)>", str(bubble["html"])):
-            attrs = match.group(1)
-            if f'data-act="{kind}"' in attrs:
-                target = re.search(r'data-target="([^"]*)"', attrs)
-                found.append((target.group(1) if target else "", " disabled" not in attrs))
-    return found
+    return [(button.target, button.enabled) for button in action_buttons(at, kind)]
+
+
+def cards(at: AppTest) -> list[Card]:
+    """The tool cards in the bubbles, in drawing order, as drawn (see :class:`~tests.history_html.Card`)."""
+    return [card for bubble in history_elements(at) for card in cards_in(str(bubble["html"]))]
+
+
+def statuses(at: AppTest) -> list[str]:
+    """The status lines of the live turn (``Asking the assistant…``, ``Stopping…``), as shown."""
+    return [text for bubble in history_elements(at) for text in classed_texts(str(bubble["html"]), "status")]
 
 
 def texts(elements: object) -> list[str]:

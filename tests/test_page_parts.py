@@ -12,7 +12,6 @@ from hypothesis.strategies import sampled_from as st_sampled_from
 from hypothesis.strategies import text as st_text
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1.element_tree import Progress
 
 from agent_app.clock import elapsed_text
 from agent_app.invisible_chars import INVISIBLE_CHARACTERS
@@ -21,11 +20,20 @@ from agent_app.runs.recovery import is_unanswered, unfinished_calls
 from agent_app.runs.view import RunView
 from agent_app.types import ChatMessage, ExecutionState, ToolCall, ToolResult
 from agent_app.ui.chat_history import group_turns, visible_slice
+from agent_app.ui.chat_html import answer_html
 from agent_app.ui.formatting import count_of, escape_markdown, format_duration, format_size
 from agent_app.ui.live_status import status_label
-from agent_app.ui.markdown_text import chat_markdown
-from agent_app.ui.tool_cards import card_label
-from tests.page_support import shown
+from agent_app.ui.tool_cards import card_label, tool_card_html
+from tests.history_html import (
+    browser_scheme_unsafe,
+    buttons_in,
+    cards_in,
+    classed_texts,
+    link_targets,
+    parse,
+    tags,
+)
+from tests.page_support import bubbles, history_elements, statuses
 
 
 def _live_run_script(stop_requested: bool) -> None:
@@ -60,18 +68,22 @@ def _live_run_script(stop_requested: bool) -> None:
 
 def test_live_run_names_the_running_tool_its_progress_and_the_text_so_far() -> None:
     at = AppTest.from_function(_live_run_script, args=(False,)).run()
-    status = at.status[0]
-    assert status.label == "Running transcribe_video…"
-    assert status.state == "running" and status.proto.expanded
-    bars = [(p.value, p.proto.text) for p in status.get("progress") if isinstance(p, Progress)]
-    assert bars == [(50, escape_markdown("transcribe_video: Chunk 1/2"))]
-    assert [m.value for m in at.chat_message[0].markdown] == ["So far *this*"]
+    assert not at.exception, [e.value for e in at.exception]
+    assert statuses(at) == ["Running transcribe_video…"]
+    [live] = history_elements(at)
+    html = str(live["html"])
+    assert [attrs.get("role") for _, attrs, _ in parse(html) if "status" in str(attrs.get("class"))] == ["status"]
+    bars = [(float(str(a["value"])), float(str(a["max"]))) for tag, a, _ in parse(html) if tag == "progress"]
+    assert bars == [(0.5, 1.0)] and classed_texts(html, "progress") == ["transcribe_video: Chunk 1/2"]
+    assert bubbles(at) == [("assistant", "So far this")]
+    assert "<p>So far <em>this</em></p>" in html  # the streamed Markdown drawn as it will be when done
+    assert not buttons_in(html)  # no Copy, Edit or Regenerate on a turn still running
     assert at.button(key="chat_stop").disabled is False
 
 
 def test_live_run_says_stopping_once_stop_was_pressed() -> None:
     at = AppTest.from_function(_live_run_script, args=(True,)).run()
-    assert at.status[0].label == "Stopping…"
+    assert statuses(at) == ["Stopping…"]
     assert at.button(key="chat_stop").disabled
 
 
@@ -137,9 +149,17 @@ def test_card_label_says_how_a_call_ended() -> None:
     call = ToolCall(id="c1", name="transcribe_video", args={})
     done = ToolResult(tool_call_id="c1", name="transcribe_video", result={}, duration_ms=2400)
     failed = ToolResult(tool_call_id="c1", name="transcribe_video", error="boom", duration_ms=12)
-    assert card_label(call, done) == "**transcribe\\_video** · done · 2.4 s"
-    assert card_label(call, failed) == "**transcribe\\_video** · failed · 12 ms"
-    assert card_label(call, None) == "**transcribe\\_video** · no result"
+    assert card_label(call, done) == "transcribe_video · done · 2.4 s"
+    assert card_label(call, failed) == "transcribe_video · failed · 12 ms"
+    assert card_label(call, None) == "transcribe_video · no result"
+    drawn = [cards_in(tool_card_html(call, result))[0] for result in (done, failed, None)]
+    assert [(card.label, card.state) for card in drawn] == [
+        ("transcribe_video · done · 2.4 s", "done"),
+        ("transcribe_video · failed · 12 ms", "failed"),
+        ("transcribe_video · no result", "pending"),
+    ]
+    assert all("<b>transcribe_video</b>" in card.html for card in drawn)  # the name stands out
+    assert drawn[1].errors == ["boom"] and drawn[2].notes[-1].startswith("No result was recorded")
 
 
 def test_formats() -> None:
@@ -187,10 +207,21 @@ def test_escape_markdown_escapes_what_streamlit_adds() -> None:
     assert escape_markdown("# clip_1 (final).mp4") == "\\# clip\\_1 \\(final\\)\\.mp4"
 
 
-def test_chat_markdown_turns_images_into_links_outside_code() -> None:
-    text = "a ![t](http://e/x.png) `![span](y)` \\![esc](z) ![ref][r]\n~~~\n![fenced](f)\n~~~\n![after](w)"
-    expected = "a [t](http://e/x.png) `![span](y)` \\![esc](z) [ref][r]\n~~~\n![fenced](f)\n~~~\n[after](w)"
-    assert chat_markdown(text) == expected
+def test_answer_html_turns_images_into_links_outside_code() -> None:
+    """No image is ever fetched: each becomes a link to its address (its alt text the link's text); ``![`` in
+    code spans and fenced code is just text."""
+    text = (
+        "a ![t](http://e/x.png) `![span](y)` \\![esc](z) ![ref][r]\n~~~\n![fenced](f)\n~~~\n![after](w)\n\n"
+        "[r]: http://e/r.png"
+    )
+    html = answer_html(text)
+    assert "img" not in tags(html)
+    links = [(attrs["href"], inside) for tag, attrs, inside in parse(html) if tag == "a"]
+    assert links == [("http://e/x.png", "t"), ("z", "esc"), ("http://e/r.png", "ref"), ("w", "after")]
+    code = [inside for tag, _, inside in parse(html) if tag == "code"]
+    assert code == ["![span](y)", "![fenced](f)\n"]
+    assert all(a.get("target") == "_blank" and a.get("rel") == "noopener noreferrer nofollow"
+               for tag, a, _ in parse(html) if tag == "a")  # fmt: skip
 
 
 def test_a_tool_note_and_its_card_write_the_duration_the_same_way() -> None:
@@ -203,18 +234,19 @@ def test_a_tool_note_and_its_card_write_the_duration_the_same_way() -> None:
         assert card_label(call, result).endswith(f" · {written}")
 
 
-def _permissive_markdown() -> MarkdownIt:
-    """CommonMark that makes a link of any address (markdown-it itself refuses ``data:``/``javascript:``, a
-    browser's renderer need not): what is left a link here is a link in any renderer."""
+def _permissive_html(markdown: str) -> str:
+    """CommonMark rendered by a renderer that makes a link of any address as written (markdown-it itself refuses
+    ``data:``/``javascript:`` and percent-encodes controls, a browser's renderer need not): what is an unsafe
+    link here would be one in some renderer."""
     parser = MarkdownIt("commonmark")
     parser.validateLink = lambda url: True  # type: ignore[method-assign]
-    return parser
+    parser.normalizeLink = lambda url: url  # type: ignore[method-assign]
+    return str(parser.render(markdown))
 
 
-def _link_targets(markdown: str) -> list[str]:
-    tokens = _permissive_markdown().parse(markdown)
-    children = [child for token in tokens for child in token.children or []]
-    return [str(child.attrs.get("href", child.attrs.get("src", ""))) for child in children if child.attrs]
+def _unsafe(html: str) -> list[str]:
+    """The ``href`` and ``src`` addresses in ``html`` a browser would open with a code-running scheme."""
+    return [target for target in link_targets(html) if browser_scheme_unsafe(target)]
 
 
 @pytest.mark.parametrize(
@@ -234,25 +266,68 @@ def _link_targets(markdown: str) -> list[str]:
         "[open][r]\n\n[r]:\n  <vbscript:x>",
         "[x\\\\](data:text/html,x)",
         "![pic](data:image/svg+xml,%3Csvg%20onload=alert(1)%3E)",
+        "[open](file:///etc/passwd)",
+        "<FILE:///etc/passwd>",
+        "[open](  javascript:alert(1))",
+        "[open](<java\tscript:alert(1)>)",
+        "[open](<data\t:text/html,x>)",
+        "[open](<\x01javascript:alert(1)>)",
+        "[open](java&#9;script:alert(1))",
+        "[open](jav&#x09;ascript:alert(1))",
+        "[open](java&NewLine;script:alert(1))",
+        "[open](&Tab;javascript:alert(1))",
+        "[open](&#32;javascript:alert(1))",
+        "[open](&#x6A;&#x61;&#x76;&#x61;&#x73;&#x63;&#x72;&#x69;&#x70;&#x74;&#x3A;alert(1))",
+        "[open][r]\n\n[r]: <java\tscript:alert(1)>",
+        "![pic](<java\tscript:alert(1)>)",
     ],
 )
-def test_chat_markdown_leaves_no_data_vbscript_or_javascript_link(answer: str) -> None:
-    def unsafe(markdown: str) -> bool:
-        targets = _link_targets(markdown)
-        return any(target.lower().startswith(("data:", "vbscript:", "javascript:")) for target in targets)
-
-    assert unsafe(answer)  # as the model wrote it, a CommonMark renderer makes it a link
-    assert not unsafe(chat_markdown(answer))
+def test_answer_html_leaves_no_data_vbscript_javascript_or_file_link(answer: str) -> None:
+    assert _unsafe(_permissive_html(answer))  # as the model wrote it, a CommonMark renderer makes it a link
+    html = answer_html(answer)
+    assert not _unsafe(html), html
+    assert "img" not in tags(html)
 
 
-def test_chat_markdown_keeps_ordinary_links_and_code() -> None:
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "<java\tscript:alert(1)>",
+        "<java\nscript:alert(1)>",
+        "<java\rscript:alert(1)>",
+        "<&#106;avascript:alert(1)>",
+        "<javascript&colon;alert(1)>",
+        "<data&#9;:text/html,x>",
+    ],
+)
+def test_answer_html_leaves_an_autolink_with_a_broken_or_encoded_scheme_as_its_text(answer: str) -> None:
+    """Not an autolink in CommonMark (an autolink's scheme has no controls, entities or escapes): shown as the
+    characters written, never a link."""
+    html = answer_html(answer)
+    assert link_targets(html) == [] and "a" not in tags(html)
+    [(_, _, shown)] = [element for element in parse(html) if element[0] == "p"]
+    assert shown[0] + shown[-1] == "<>" and shown.endswith(("alert(1)>", "text/html,x>"))
+
+
+def test_answer_html_keeps_ordinary_links_and_code() -> None:
     text = "[docs](https://example.com/a) <https://example.com/b> [rel](notes/data:1) `[c](data:x)` a < b"
-    assert _link_targets(chat_markdown(text)) == ["https://example.com/a", "https://example.com/b", "notes/data:1"]
-    assert "`[c](data:x)`" in chat_markdown(text)
+    html = answer_html(text)
+    assert link_targets(html) == ["https://example.com/a", "https://example.com/b", "notes/data:1"]
+    assert [inside for tag, _, inside in parse(html) if tag == "code"] == ["[c](data:x)"]
+    assert "a &lt; b" in html
+
+
+def test_answer_html_draws_raw_html_as_text() -> None:
+    html = answer_html('<script>alert(1)</script> <img src=x onerror=alert(1)> <a href="javascript:x">y</a>')
+    assert tags(html) == ["p"] and link_targets(html) == []
+    assert parse(html)[0][2] == '<script>alert(1)</script> <img src=x onerror=alert(1)> <a href="javascript:x">y</a>'
 
 
 def test_card_label_shows_controls_and_direction_marks_of_a_tool_name_as_escapes() -> None:
     call = ToolCall(id="c1", name="evil\u202egnp.exe\x00\x1b[31m", args={})
     label = card_label(call, None)
     assert not INVISIBLE_CHARACTERS.search(label)
-    assert shown(label) == "**evil\\u202egnp.exe\\u0000\\u001b[31m** · no result"
+    assert label == "evil\\u202egnp.exe\\u0000\\u001b[31m · no result"
+    html = tool_card_html(call, None)
+    assert not INVISIBLE_CHARACTERS.search(html)
+    assert cards_in(html)[0].label == label
