@@ -150,6 +150,12 @@ def _read(bubble: dict[str, object]) -> _BubbleText:
     return reader
 
 
+def message_elements(at: AppTest) -> list[dict[str, object]]:
+    """The bubbles of :func:`history_elements` that are messages (a role's bubble), not the cut marker or the
+    conversation's footer line."""
+    return [bubble for bubble in history_elements(at) if _read(bubble).role is not None]
+
+
 def bubbles(at: AppTest) -> list[tuple[str, str]]:
     """Each chat bubble as ``(role, its text paragraphs joined)``, the tool cards' insides left out."""
     result = []

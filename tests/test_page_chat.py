@@ -98,7 +98,7 @@ def test_tool_call_turn_shows_its_card_and_the_final_answer(
     send(at, "What is said in the interview?")
     assert [role for role, _ in bubbles(at)] == ["user", "assistant"]
     assert "They say: welcome to the harbour." in bubbles(at)[1][1]
-    assert "They say: <em>welcome to the harbour</em>." in str(history_elements(at)[1]["html"])  # Markdown drawn
+    assert "They say: <em>welcome to the harbour</em>." in str(message_elements(at)[1]["html"])  # Markdown drawn
     labels = card_labels(at)
     assert len(labels) == 1 and "transcribe_video" in labels[0] and "done" in labels[0]
     [card] = cards(at)
@@ -295,7 +295,7 @@ def test_model_answer_cannot_load_external_images(data_dir: Path, fake_llm: Fake
     conversation without a click): they become links; HTML stays text; code blocks are untouched."""
     fake_llm.chat.push(openai_text(HOSTILE_ANSWER))
     at = send(new_page(), "Show me ![me](https://evil.example/u.png)")
-    drawn = [str(bubble["html"]) for bubble in history_elements(at)]
+    drawn = [str(bubble["html"]) for bubble in message_elements(at)]
     assert drawn and not any({"img", "script"} & set(tags(html)) for html in drawn)  # no fetch, no script
     user, answer = (bubble for _, bubble in bubbles(at))
     assert user == "Show me ![me](https://evil.example/u.png)"  # the user's text as typed: neither image nor link
@@ -590,7 +590,7 @@ def test_a_hostile_tool_name_and_data_links_are_shown_as_text(data_dir: Path, fa
     at = send(new_page(), "Go")
     (label,) = card_labels(at)
     assert label == "evil\\u202egnp.exe\\u0000\\u001b[31m · failed"  # the unknown tool fails
-    drawn = str(history_elements(at)[1]["html"])
+    drawn = str(message_elements(at)[1]["html"])
     assert not INVISIBLE_CHARACTERS.search(drawn)
     assert link_targets(drawn) == ["https://example.com/d"]
     assert "page vb docs" not in bubbles(at)[1][1] and "[page](data:text/html,<b>x</b>)" in bubbles(at)[1][1]

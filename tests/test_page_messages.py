@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
 
+from agent_app.storage import SqliteStorage
 from agent_app.ui.live_status import QUEUED_LABEL
 from fake_llm import FakeLLMServer, delayed, error_reply, openai_text
-from tests.page_support import bubbles, click, configure_env, new_page, run_going, send, settle
+from tests.history_html import buttons_in, parse, tags
+from tests.page_support import (
+    action_targets,
+    bubbles,
+    click,
+    configure_env,
+    history_action,
+    message_elements,
+    new_page,
+    run_going,
+    send,
+    settle,
+    statuses,
+)
 
 
 @pytest.fixture
@@ -23,16 +38,18 @@ def test_the_users_message_keeps_its_lines_and_is_not_rendered(data_dir: Path, f
     typed = "# Scenes to check\nIntro at $5 budget\n  - shot list"
     at = send(new_page(), typed)
     user, answer = bubbles(at)
-    raw = str(at.main.chat_message[0].markdown[0].value)
-    assert raw.split("  \n") == ["\\# Scenes to check", "Intro at \\$5 budget", "\u00a0\u00a0\\- shot list"]
-    assert user[1].replace("  \n", "\n").replace("\u00a0", " ") == typed  # what the reader sees: as typed
-    assert answer[1].startswith("# A heading from the model")  # the assistant's Markdown stays Markdown
+    assert user == ("user", typed)  # what the reader sees: as typed, every line and leading space
+    drawn_user, drawn_answer = (str(bubble["html"]) for bubble in message_elements(at))
+    [typed_paragraph] = [(tag, text) for tag, attrs, text in parse(drawn_user) if attrs.get("class") == "typed"]
+    assert typed_paragraph == ("p", typed)  # one paragraph kept as typed (its line breaks shown by "typed")
+    assert f'<p class="typed">{html.escape(typed)}</p>' in drawn_user  # escaped, nothing rendered
+    assert not {"h1", "ul", "li", "em", "code"} & set(tags(drawn_user))
+    assert "<h1>A heading from the model</h1>" in drawn_answer  # the assistant's Markdown is rendered
+    assert answer[1].startswith("A heading from the model")
     assert fake_llm.chat.last.json["messages"][-1]["content"] == typed  # the model gets it unchanged
 
 
 def stored(data_dir: Path, chat_id: str) -> list[tuple[str, str]]:
-    from agent_app.storage import SqliteStorage
-
     return [(m.role, m.content) for m in SqliteStorage(data_dir).load_messages(chat_id)]
 
 
@@ -41,9 +58,11 @@ def test_edit_and_resend_replaces_the_last_turn_in_storage_too(data_dir: Path, f
     at = send(new_page(), "First question")
     at = send(at, "Second question, with a typo")
     chat_id = at.query_params["chat"]
-    edits = [b for b in at.main.button if str(b.key).startswith("chat_edit_open_")]
-    assert len(edits) == 1  # only the last question can be edited
-    edits[0].click().run()
+    questions = [m.id for m in SqliteStorage(data_dir).load_messages(chat_id) if m.role == "user"]
+    assert action_targets(at, "edit") == [(questions[-1], True)]  # only the last question can be edited
+    history_action(at, "edit", questions[0])  # a question the page did not offer to edit: nothing happens
+    assert not at.main.text_area
+    history_action(at, "edit", questions[-1])
     editor = next(t for t in at.main.text_area if str(t.key).startswith("chat_edit_"))
     assert editor.value == "Second question, with a typo"
     editor.set_value("Second question, fixed").run()
@@ -63,9 +82,9 @@ def test_regenerate_asks_the_last_question_again_and_replaces_the_answer(
 ) -> None:
     fake_llm.chat.push(openai_text("A dull answer"), openai_text("A better answer"))
     at = send(new_page(), "Describe the harbour")
-    regenerate = [b for b in at.main.button if str(b.key).startswith("chat_regenerate_")]
-    assert len(regenerate) == 1
-    settle(regenerate[0].click().run())  # the new answer is a run on the server: wait for it
+    [(answer_id, enabled)] = action_targets(at, "regenerate")
+    assert enabled and answer_id == SqliteStorage(data_dir).load_messages(at.query_params["chat"])[-1].id
+    history_action(at, "regenerate", answer_id)  # the new answer is a run on the server: waited for
     assert [text for _, text in bubbles(at)] == ["Describe the harbour", "A better answer"]
     assert stored(data_dir, at.query_params["chat"]) == [
         ("user", "Describe the harbour"),
@@ -78,10 +97,14 @@ def test_regenerate_asks_the_last_question_again_and_replaces_the_answer(
 def test_every_message_has_copy(data_dir: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.chat.push(openai_text("Answer **one**"))
     at = send(new_page(), "Question\nline two")
-    import json
-
-    copied = [json.loads(e.proto.json)["text"] for e in at.main.get("bidi_component")]
-    assert copied == ["Question\nline two", "Answer **one**"]  # the text as written, for the clipboard
+    drawn = message_elements(at)
+    assert [role for role, _ in bubbles(at)] == ["user", "assistant"] and len(drawn) == 2
+    assert [bubble["copy"] for bubble in drawn] == ["Question\nline two", "Answer **one**"]  # as written
+    assert action_targets(at, "copy") == [(str(bubble["key"]), True) for bubble in drawn]  # one Copy on each
+    assert [[b.label for b in buttons_in(str(bubble["html"])) if b.kind == "copy"] for bubble in drawn] == [
+        ["Copy"],
+        ["Copy"],
+    ]
 
 
 def test_a_question_from_before_a_model_was_configured_is_not_called_interrupted(
@@ -114,7 +137,7 @@ def test_retry_takes_the_stale_retry_button_away_while_the_retried_run_goes(
     at.button(key="chat_retry").click().run()  # the retried run starts and waits 1.5 s for the model
     assert run_going(at), "the retried run should still be going"
     # Queued until a worker takes the run up (a moment, longer on a busy machine), then asking the model.
-    assert {"Asking the assistant…", QUEUED_LABEL} & {status.label for status in at.main.status}
+    assert {"Asking the assistant…", QUEUED_LABEL} & set(statuses(at))
     assert "chat_retry" not in [button.key for button in at.main.button]  # no stale Retry under the live run
     assert not at.main.error
     at.run()  # a refresh of the chat part while the run still goes
