@@ -34,8 +34,9 @@ from fake_llm import (
     tool_call,
 )
 from tests.chat_support import post_chat
+from tests.history_html import classed_texts
 from tests.long_conversations import ASSET, CONTEXT, PAGE_MS, long_conversation, transcript_page
-from tests.page_support import bubbles, configure_env, new_page, send, texts
+from tests.page_support import bubbles, configure_env, history_elements, new_page, send
 from tests.tool_support import make_tool
 
 LIMIT = 16_000
@@ -212,9 +213,9 @@ def test_the_page_marks_the_cut_shows_how_full_the_context_is_and_still_shows_th
     at.run()
 
     assert not at.exception, [e.value for e in at.exception]
-    captions = texts(at.main.caption)
-    assert [c for c in captions if CUT_MARKER in c] == [f":material/content_cut: {CUT_MARKER}"]
-    status = next(c for c in captions if "Context " in c)
+    drawn = [str(bubble["html"]) for bubble in history_elements(at)]
+    assert [line for html in drawn for line in classed_texts(html, "cut")] == [f"✂ {CUT_MARKER}"]
+    status = next(line for html in drawn for line in classed_texts(html, "quiet") if "Context " in line)
     assert re.search(r"Context \d+% full \(about [\d,]+ of 14,000 tokens\) · \d+ earlier messages not sent", status)
     shown = bubbles(at)
     assert [text for role, text in shown if role == "user"] == [m.content for m in history if m.role == "user"] + [
@@ -224,22 +225,22 @@ def test_the_page_marks_the_cut_shows_how_full_the_context_is_and_still_shows_th
     # The marker sits right above the oldest message still sent.
     report = chat_report(data_dir, conversation.id)
     first_sent = next(m for m in history if m.id == report.first_sent_id)
-    order = in_page_order(at.main)
-    marker = order.index(f"caption:{CUT_MARKER}")
+    order = in_page_order(at)
+    marker = order.index(f"cut:{CUT_MARKER}")
     assert order[marker + 1] == f"user:{first_sent.content}"
 
 
-def in_page_order(block: Any) -> list[str]:
-    """Captions (icon removed) and chat bubbles (``role:first text``) in the order the page draws them."""
+def in_page_order(at: Any) -> list[str]:
+    """The cut marker (``cut:`` its text, the scissors removed) and chat bubbles (``role:first text``) in the order
+    the page draws them."""
     found: list[str] = []
-    for node in block.children.values():
-        if node.type == "chat_message":
-            text = str(node.markdown[0].value) if node.markdown else ""
-            found.append(f"{node.name}:{text.replace(chr(92), '')}")  # Markdown escapes removed
-        elif node.type == "caption":
-            found.append(f"caption:{str(node.value).split(': ', 1)[-1]}")
-        elif hasattr(node, "children"):
-            found.extend(in_page_order(node))
+    for bubble in history_elements(at):
+        html = str(bubble["html"])
+        if classed_texts(html, "cut"):
+            found.append(f"cut:{classed_texts(html, 'cut')[0].removeprefix('✂ ')}")
+        elif 'data-role="' in html:
+            role = html.split('data-role="', 1)[1].split('"', 1)[0]
+            found.append(f"{role}:{next(iter(classed_texts(html, 'text')), '').strip()}")
     return found
 
 

@@ -10,6 +10,8 @@ from streamlit.testing.v1 import AppTest
 from agent_app.settings import Prices, Settings, load_settings
 from agent_app.types import ChatMessage, TokenUsage
 from agent_app.usage_cost import model_prices, total_usage, usage_text
+from tests.history_html import classed_texts
+from tests.page_support import bubbles, history_elements
 
 
 def test_usage_sums_only_the_messages_that_carry_one() -> None:
@@ -84,8 +86,11 @@ def test_each_answer_shows_its_tokens_and_the_conversation_its_total(priced: boo
     at.session_state["prices"] = Prices(input=1.0, output=2.0) if priced else None
     at.run()
     assert not at.exception
-    answers = [str(bubble.caption[-1].value) for bubble in at.main.chat_message if bubble.name == "assistant"]
-    total = [str(c.value) for c in at.main.caption if str(c.value).startswith("This conversation")]
+    drawn = [str(bubble["html"]) for bubble in history_elements(at)]
+    assistant = [html for html in drawn if 'data-role="assistant"' in html]
+    answers = [classed_texts(html, "quiet")[-1] for html in assistant]  # a quiet line under each answer
+    total = [line for html in drawn for line in classed_texts(html, "quiet") if line.startswith("This conversation")]
+    assert [role for role, _ in bubbles(at)] == ["user", "assistant", "user", "assistant"] and len(assistant) == 2
     if priced:
         assert answers == ["250 tokens in · 50 out · ≈ $0.0003", "10 tokens in · 5 out · < $0.0001"]
         assert total == ["This conversation: 260 tokens in · 55 out · ≈ $0.0004"]
