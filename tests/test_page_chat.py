@@ -40,7 +40,7 @@ from tests.page_support import (
     click,
     configure_env,
     history_action,
-    history_elements,
+    message_elements,
     new_page,
     run_going,
     send,
