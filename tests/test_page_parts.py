@@ -220,6 +220,9 @@ def test_answer_html_turns_images_into_links_outside_code() -> None:
     assert links == [("http://e/x.png", "t"), ("z", "esc"), ("http://e/r.png", "ref"), ("w", "after")]
     code = [inside for tag, _, inside in parse(html) if tag == "code"]
     assert code == ["![span](y)", "![fenced](f)\n"]
+    assert [(a["href"], inside) for tag, a, inside in parse(answer_html("![](http://e/n.png)")) if tag == "a"] == [
+        ("http://e/n.png", "http://e/n.png")  # an image with no alt text is a link showing its address
+    ]
     assert all(a.get("target") == "_blank" and a.get("rel") == "noopener noreferrer nofollow"
                for tag, a, _ in parse(html) if tag == "a")  # fmt: skip
 
