@@ -290,6 +290,7 @@ def test_answer_html_leaves_no_data_vbscript_javascript_or_file_link(answer: str
     html = answer_html(answer)
     assert not _unsafe(html), html
     assert "img" not in tags(html)
+    assert "a" not in tags(html), html  # left as text: not even a harmless relative link
 
 
 @pytest.mark.parametrize(

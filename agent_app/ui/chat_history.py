@@ -92,7 +92,8 @@ def bubble_html(role: str, inside: str) -> str:
     """A bubble of ``role`` around ``inside`` (its avatar drawn by the element's style)."""
     role = role if role in ("user", "assistant", "system") else "assistant"
     avatar = '<div class="avatar"></div>'
-    return f'<div class="bubble {role}" data-role="{role}" data-testid="chatBubble">{avatar}<div class="body">{inside}</div></div>'
+    opening = f'<div class="bubble {role}" data-role="{role}" data-testid="chatBubble">'
+    return f'{opening}{avatar}<div class="body">{inside}</div></div>'
 
 
 def copy_text(messages: Sequence[ChatMessage]) -> str:

@@ -8,7 +8,7 @@ what this module adds on top:
   conversation to any host without a click);
 * no link to a ``data:``, ``javascript:``, ``vbscript:`` or ``file:`` address, however the scheme is spelled
   (markdown-it decodes entities and escapes first; tabs, line breaks and controls are dropped as a browser
-  does): such a link is left as text;
+  does, percent-escaped ones too): such a link is left as text;
 * links open in a new tab, with no referrer and no access to this page.
 """
 
@@ -18,6 +18,7 @@ import html
 import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
@@ -30,8 +31,10 @@ _LINK_ATTRIBUTES = {"target": "_blank", "rel": "noopener noreferrer nofollow"}
 
 
 def is_safe_link(url: str) -> bool:
-    """Whether ``url`` (as markdown-it decoded it) may be a link: not a scheme that runs code or a page of its own."""
-    return not _SCHEME_NOISE.sub("", url).lower().startswith(_UNSAFE_SCHEMES)
+    """Whether ``url`` (as markdown-it decoded and percent-encoded it) may be a link: not a scheme that runs code
+    or a page of its own, read with its percent-escapes decoded too (a control written ``&#9;`` reaches here as
+    ``%09``)."""
+    return not _SCHEME_NOISE.sub("", unquote(url)).lower().startswith(_UNSAFE_SCHEMES)
 
 
 def _image_as_link(
