@@ -182,7 +182,8 @@ def test_the_markdown_export_shows_a_question_as_text(
     expect(page.get_by_text("Answer in Storm")).to_be_visible(timeout=UI_TIMEOUT_MS)
     open_sidebar(page)
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Rename, export or delete this chat").click()
+    expect(sidebar.get_by_role("button", name="Markdown")).to_have_count(0)  # drawn only once asked for
+    sidebar.get_by_role("button", name="Rename, export or delete this chat").click()
     with page.expect_download(timeout=UI_TIMEOUT_MS) as download:
         sidebar.get_by_role("button", name="Markdown").click()
     text = Path(download.value.path()).read_text()

@@ -160,7 +160,8 @@ def _check_bob_sees_nothing_of_hers(
         expect(bob.get_by_text("Media library", exact=True)).to_be_visible()
         assert SECRET_WORDS not in bob.content() and "alice-voice" not in bob.content()
         assert _ids(bob)["project"] != ids["project"] and _ids(bob).get("chat") != ids["chat"]
-        expect(bob.get_by_role("button", name="Markdown")).to_have_count(0)  # no export of anything of hers
+        # no export of anything of hers: no conversation of his open, so nothing to rename, export or delete
+        expect(bob.get_by_role("button", name="Rename, export or delete this chat")).to_have_count(0)
     bob.goto(f"{base}/?asset={asset_id}&t=0.5")  # her asset in bob's player: no
     expect(bob.get_by_text("Media library", exact=True)).to_be_visible(timeout=UI_TIMEOUT_MS)
     expect(bob.locator("audio[data-asset], video[data-asset]")).to_have_count(0)

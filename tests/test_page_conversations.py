@@ -10,6 +10,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from agent_app.storage import SqliteStorage
 from agent_app.storage.names import title_from
@@ -41,6 +42,16 @@ def seeded(data_dir: Path, chats: dict[str, list[ChatMessage]]) -> tuple[str, di
         ids[title] = conversation.id
     storage.close()
     return project.id, ids
+
+
+MANAGE_KEY = "conversations_manage"
+
+
+def open_manage(at: AppTest) -> None:
+    """Show the open conversation's rename, export and delete (its sidebar button)."""
+    manage = at.sidebar.button(key=MANAGE_KEY)
+    assert manage.label == "Rename, export or delete this chat" and manage.proto.type == "tertiary"
+    manage.click().run()
 
 
 def tool_turn(question: str, answer: str) -> list[ChatMessage]:
@@ -113,6 +124,8 @@ def test_search_finds_conversations_by_words_in_their_messages(data_dir: Path) -
 def test_rename_and_delete_after_asking(data_dir: Path) -> None:
     project_id, ids = seeded(data_dir, {"Storm": tool_turn("What about the storm?", "Loud.")})
     at = new_page({"project": project_id, "chat": ids["Storm"]})
+    assert not [w for w in at.sidebar.text_input if w.key == "conversations_rename"]  # drawn only when opened
+    open_manage(at)
     at.sidebar.text_input(key="conversations_rename").set_value("Storm of 1987").run()
     at.sidebar.button(key="conversations_rename_button").click().run()
     storage = SqliteStorage(data_dir)
@@ -128,6 +141,28 @@ def test_rename_and_delete_after_asking(data_dir: Path) -> None:
     at.sidebar.button(key="conversations_delete_yes").click().run()
     assert storage.get_conversation(ids["Storm"]) is None and storage.load_messages(ids["Storm"]) == []
     assert bubbles(at) == [] and "chat" not in at.query_params
+    assert not [b for b in at.sidebar.button if b.key == MANAGE_KEY]  # nothing open: nothing to manage
+
+
+def test_rename_export_and_delete_show_when_opened_and_hide_on_switching(data_dir: Path) -> None:
+    project_id, ids = seeded(
+        data_dir, {"Storm": tool_turn("What about the storm?", "Loud."), "Boats": tool_turn("Which boats?", "Three.")}
+    )
+    at = new_page({"project": project_id, "chat": ids["Storm"]})
+    assert not at.sidebar.download_button and not [b for b in at.sidebar.button if b.key == "conversations_delete"]
+    open_manage(at)
+    assert [b.label for b in at.sidebar.download_button] == ["Markdown", "JSON"]
+    at.sidebar.button(key="conversations_delete").click().run()
+    assert "Delete “Storm”" in at.sidebar.warning[0].value
+    at.sidebar.button(key=MANAGE_KEY).click().run()  # hidden again, and the question with it
+    assert not at.sidebar.download_button and not at.sidebar.warning
+    open_manage(at)
+    assert not at.sidebar.warning and [b.label for b in at.sidebar.download_button] == ["Markdown", "JSON"]
+    at.sidebar.button(key=f"conversations_open_{ids['Boats']}").click().run()
+    assert bubbles(at)[0] == ("user", "Which boats?")
+    assert not at.sidebar.download_button  # another conversation open: hidden
+    at.sidebar.button(key=f"conversations_open_{ids['Storm']}").click().run()
+    assert not at.sidebar.download_button  # and still hidden on coming back
 
 
 def test_exports_as_markdown_and_json_with_the_tool_calls() -> None:
@@ -151,6 +186,7 @@ def test_exports_as_markdown_and_json_with_the_tool_calls() -> None:
 def test_the_open_conversation_offers_both_downloads(data_dir: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.chat.push(openai_text("Hello back"))
     at = send(new_page(), "Hello there")
+    open_manage(at)
     labels = [b.label for b in at.sidebar.download_button]
     assert labels == ["Markdown", "JSON"]
     assert [b.proto.deferred_file_id != "" for b in at.sidebar.download_button] == [True, True]  # written on click
@@ -165,6 +201,7 @@ def test_deleting_a_conversation_stops_its_run_and_nothing_is_written_to_it(
     at.chat_input(key="chat_prompt").set_value("Ramble on").run()
     chat_id = at.query_params["chat"]
     wait_until(lambda: fake_llm.chat.requests and fake_llm.chat.last.events_sent >= 2, 10.0)
+    open_manage(at)
     at.sidebar.button(key="conversations_delete").click().run()
     at.sidebar.button(key="conversations_delete_yes").click().run()
     request = fake_llm.chat.last

@@ -1,6 +1,8 @@
 """The project's conversations in the sidebar: search by words said in them, open one; rename, export or
 delete the open one. Counts are the user's questions, times on the browser's clock; at most
 :data:`MAX_LISTED` are drawn and older ones are found by searching, so a rerun costs the same with 10 or 1,000.
+Every switch of conversation draws this list again, so the open one's rename, export and delete are drawn only
+while the user has them open (an expander would draw them, collapsed, on every switch).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import streamlit as st
 
 from agent_app.runs.manager import RunManager
-from agent_app.storage import CONVERSATION_GONE, Conversation
+from agent_app.storage import CONVERSATION_GONE, Conversation, NotFoundError
 from agent_app.ui.chat_history import reset_window
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
 from agent_app.ui.formatting import count_of, escape_markdown, local_time
@@ -26,6 +28,10 @@ MAX_LISTED = 20
 _SEARCH = "conversations_search"
 _RENAME = "conversations_rename"
 _CONFIRM_DELETE = "conversations.confirm_delete"
+_MANAGE = "conversations_manage"
+"""The button that shows or hides the open conversation's rename, export and delete."""
+_MANAGING = "conversations.managing"
+"""The conversation whose rename, export and delete are shown (another one open: they are hidden)."""
 _PICKED = "conversations.picked"
 """Set when a conversation was picked: on a phone the sidebar then closes (it covers the chat)."""
 
@@ -53,14 +59,22 @@ def conversation_label(conversation: Conversation, zone: tzinfo, suffix: str) ->
 
 def _open(workspace: Workspace, conversation_id: str) -> None:
     """Open the picked conversation; one deleted meanwhile (by another tab or process) is said so, in words."""
-    if workspace.storage.get_conversation(conversation_id) is None:
+    try:
+        workspace.open_conversation(conversation_id)
+    except NotFoundError:
         notify(workspace.state, "error", CONVERSATION_GONE, "conversation")
     else:
-        workspace.open_conversation(conversation_id)
         reset_window(workspace.state)
         workspace.state[_CONFIRM_DELETE] = None
         workspace.state[_PICKED] = True
     redraw_chat()
+
+
+def _toggle_manage(workspace: Workspace, conversation_id: str) -> None:
+    """Show or hide the open conversation's rename, export and delete (a question asked there goes too)."""
+    shown = workspace.state.get(_MANAGING) == conversation_id
+    workspace.state[_MANAGING] = None if shown else conversation_id
+    workspace.state[_CONFIRM_DELETE] = None
 
 
 def _ask_delete(workspace: Workspace, conversation_id: str | None) -> None:
@@ -113,18 +127,33 @@ def render_conversations(workspace: Workspace, runs: RunManager | None) -> None:
     current = next((c for c in found if c.id == current_id), None)
     if current is None and current_id is not None:
         current = workspace.storage.get_conversation(current_id)
-    if current is not None:
-        _render_open_conversation(workspace, runs, current, zone)
+    _render_open_conversation(workspace, runs, current, zone)
     show_notices(workspace.state, "conversation")
     if workspace.state.pop(_PICKED, False):
         close_sidebar_on_phone()
 
 
 def _render_open_conversation(
-    workspace: Workspace, runs: RunManager | None, conversation: Conversation, zone: tzinfo
+    workspace: Workspace, runs: RunManager | None, conversation: Conversation | None, zone: tzinfo
 ) -> None:
-    """Rename, export and delete the open conversation."""
-    with st.expander("Rename, export or delete this chat", icon=":material/edit_note:"):
+    """The button that shows the open conversation's rename, export and delete, and them while shown; shown
+    for one conversation only, so they are hidden again once another one is open."""
+    shown = conversation is not None and workspace.state.get(_MANAGING) == conversation.id
+    if not shown:
+        workspace.state.pop(_MANAGING, None)
+    if conversation is None:
+        return
+    st.button(
+        "Rename, export or delete this chat",
+        key=_MANAGE,
+        type="tertiary",
+        icon=":material/expand_less:" if shown else ":material/edit_note:",
+        on_click=_toggle_manage,
+        args=(workspace, conversation.id),
+    )
+    if not shown:
+        return
+    with st.container(border=True):
         rename = functools.partial(workspace.storage.rename_conversation, conversation.id)
         rename_field(
             workspace.state, _RENAME, "conversation", rename, redraw_chat, placeholder=conversation.title or "Untitled"
