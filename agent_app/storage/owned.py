@@ -21,6 +21,7 @@ from agent_app.storage.base import ASSET_GONE, CONVERSATION_GONE, PROJECT_GONE, 
 from agent_app.storage.media_store import MediaStore
 from agent_app.storage.models import LOCAL_OWNER, Conversation, Owner, Project, Scene
 from agent_app.storage.owned_transcriptions import OwnedTranscriptionStore
+from agent_app.storage.persistence import ConversationPersistence
 from agent_app.storage.sqlite_assets import DEFAULT_MAX_UPLOAD_BYTES
 from agent_app.transcript_edits import SegmentCorrection, TranscriptEdits
 from agent_app.types import ChatMessage, MediaAsset
@@ -218,16 +219,21 @@ class OwnedStorage:
         return self.inner.load_messages(conversation_id, limit=limit)
 
     def count_messages(self, conversation_id: str) -> int:
-        self._require_conversation(conversation_id)
-        return self.inner.count_messages(conversation_id)
+        """One read: the conversation's record, owner checked, carries its count."""
+        conversation = self.get_conversation(conversation_id)
+        if conversation is None:
+            raise NotFoundError(CONVERSATION_GONE)
+        return conversation.message_count
 
     def clear_messages(self, conversation_id: str) -> None:
         self._require_conversation(conversation_id)
         self.inner.clear_messages(conversation_id)
 
     def chat_persistence(self, conversation_id: str) -> ChatPersistence:
+        """The inner storage's hook (as ``inner.chat_persistence`` makes it), read once: the owner check
+        finds the conversation, so it is not looked up a second time."""
         self._require_conversation(conversation_id)
-        return self.inner.chat_persistence(conversation_id)
+        return ConversationPersistence(self.inner, conversation_id)
 
     # --- the rest -------------------------------------------------------------------------------
     def run_store(self) -> RunStore:

@@ -142,13 +142,15 @@ class Workspace:
         self.state[_PLAYHEAD] = 0
 
     def open_conversation(self, conversation_id: str | None) -> None:
-        """Show ``conversation_id``'s stored messages (``None``: an empty, not yet stored chat)."""
+        """Show ``conversation_id``'s stored messages (``None``: an empty, not yet stored chat). One that is
+        gone raises :class:`~agent_app.storage.NotFoundError` before anything here changes."""
         if conversation_id is None:
             self.chat.set_persistence(None)
             self.chat.load_messages([])
         else:
+            persistence = self.storage.chat_persistence(conversation_id)
             self.chat.load_messages(self.storage.load_messages(conversation_id))
-            self.chat.set_persistence(self.storage.chat_persistence(conversation_id))
+            self.chat.set_persistence(persistence)
         self.state[_CONVERSATION] = conversation_id
         self.chat.set_loading(False)
         self.agent.reset()
