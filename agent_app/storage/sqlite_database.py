@@ -1,8 +1,9 @@
-"""One SQLite file opened per thread, with eager write transactions and schema migrations.
+"""One SQLite file, a connection per thread, with eager write transactions and schema migrations.
 
-Streamlit runs each session's script in its own thread, so every thread gets its own connection
-(SQLite connections must not be shared across threads); WAL lets readers proceed while one writer
-commits, and ``busy_timeout`` makes concurrent writers wait instead of failing.
+Streamlit runs each script run in a thread of its own, so every thread gets its own connection (one
+connection is never used by two threads at once); WAL lets readers proceed while one writer commits, and
+``busy_timeout`` makes concurrent writers wait instead of failing. A thread that ends leaves its connection
+to the next thread: opening one (the file, its WAL index, the schema) costs more than a rerun's reads.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -24,6 +26,24 @@ from agent_app.storage.sqlite_write_feed import SqliteWriteFeed
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
+MAX_IDLE_CONNECTIONS = 4
+"""Connections kept for the next threads (more threads ending at once close theirs)."""
+
+
+class _Held:
+    """One thread's connection: handed back when the thread ends (its thread-local goes with it)."""
+
+    def __init__(
+        self, connection: sqlite3.Connection, read_only: bool, hand_back: Callable[[sqlite3.Connection, bool], None]
+    ) -> None:
+        self.connection = connection
+        self.read_only = read_only
+        self._ending = weakref.finalize(self, hand_back, connection, read_only)
+        self._ending.atexit = False
+
+    def close(self) -> None:
+        self._ending.detach()
+        self.connection.close()
 
 
 class SqliteDatabase:
@@ -33,6 +53,8 @@ class SqliteDatabase:
         self.path = path
         self._busy_timeout_ms = max(0, int(busy_timeout_ms))
         self._local = threading.local()
+        self._idle: list[sqlite3.Connection] = []  # left by threads that ended, for the next ones
+        self._idle_lock = threading.Lock()
         self._migrate()
         self.write_feed = SqliteWriteFeed(path)
         """The thread that sees other processes' writes to this file (``data_version``)."""
@@ -46,21 +68,35 @@ class SqliteDatabase:
         create its ``-shm`` file); it is then opened read-only and immutable, so the page still reads
         what is stored, writes fail with a :class:`StorageError`, and the next write tries again.
         """
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            try:
-                connection = self._open()
-                self._local.read_only = False
-            except sqlite3.Error as exc:
-                if "locked" in str(exc):
-                    raise StorageError(f"The database could not be opened ({exc})") from exc
-                connection = self._open_read_only(exc)
-                self._local.read_only = True
-            self._local.connection = connection
-        return connection
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is None:
+            held = self._local.held = self._hold()
+        return held.connection
+
+    def _hold(self) -> _Held:
+        with self._idle_lock:
+            idle = self._idle.pop() if self._idle else None
+        if idle is not None:
+            return _Held(idle, False, self._hand_back)
+        try:
+            return _Held(self._open(), False, self._hand_back)
+        except sqlite3.Error as exc:
+            if "locked" in str(exc):
+                raise StorageError(f"The database could not be opened ({exc})") from exc
+            return _Held(self._open_read_only(exc), True, self._hand_back)
+
+    def _hand_back(self, connection: sqlite3.Connection, read_only: bool) -> None:
+        """A thread ended: its writable connection, outside any transaction, serves the next thread."""
+        with self._idle_lock:
+            if not read_only and not connection.in_transaction and len(self._idle) < MAX_IDLE_CONNECTIONS:
+                self._idle.append(connection)
+                return
+        connection.close()
 
     def _open(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, isolation_level=None, timeout=self._busy_timeout_ms / 1000)
+        connection = sqlite3.connect(
+            self.path, isolation_level=None, timeout=self._busy_timeout_ms / 1000, check_same_thread=False
+        )
         try:
             connection.row_factory = sqlite3.Row
             connection.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
@@ -75,7 +111,7 @@ class SqliteDatabase:
     def _open_read_only(self, cause: sqlite3.Error) -> sqlite3.Connection:
         try:
             uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
-            connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+            connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
             connection.row_factory = sqlite3.Row
             connection.execute("SELECT COUNT(*) FROM sqlite_schema").fetchone()
         except sqlite3.Error:
@@ -89,7 +125,8 @@ class SqliteDatabase:
         A database failure (locked past the busy timeout, disk full, read-only) becomes a
         :class:`StorageError` the page can show; the transaction is rolled back, nothing half-written.
         """
-        if getattr(self._local, "read_only", False):
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None and held.read_only:
             self.close()  # opened read-only when the folder was: see whether it is writable again
         connection = self.connection()
         try:
@@ -130,11 +167,16 @@ class SqliteDatabase:
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
-        """Close this thread's connection (others close when their threads end)."""
-        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if connection is not None:
+        """Close this thread's connection and those kept for the next threads (others close when their
+        threads end)."""
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None:
+            held.close()
+            self._local.held = None
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
             connection.close()
-            self._local.connection = None
 
     def schema_version(self) -> int:
         return int(self.connection().execute("PRAGMA user_version").fetchone()[0])
