@@ -1,7 +1,8 @@
 """The page's rough edges (issue 21) in a real browser at a desktop and a phone size: the chat input wholly on
 screen in a creator's first load; the sidebar closing on a phone after a conversation is picked, its toggle
 labelled; the placeholder fitting its box; the open conversation not greyed; errors naming no internal id;
-the Markdown export showing a question as text; deleting a project; the "set up a model" hint.
+the Markdown export showing a question as text (rename, export and delete shown only when asked for); a
+search redrawing the conversation list; deleting a project; the "set up a model" hint.
 
 One server with a model and one without serve the whole module (each test opens its own project)."""
 
@@ -182,13 +183,43 @@ def test_the_markdown_export_shows_a_question_as_text(
     expect(page.get_by_text("Answer in Storm")).to_be_visible(timeout=UI_TIMEOUT_MS)
     open_sidebar(page)
     sidebar = page.get_by_test_id("stSidebar")
+    manage = sidebar.get_by_role("button", name="Rename, export or delete this chat")
     expect(sidebar.get_by_role("button", name="Markdown")).to_have_count(0)  # drawn only once asked for
-    sidebar.get_by_role("button", name="Rename, export or delete this chat").click()
+    manage.click()
     with page.expect_download(timeout=UI_TIMEOUT_MS) as download:
         sidebar.get_by_role("button", name="Markdown").click()
     text = Path(download.value.path()).read_text()
     assert "```" not in text
     assert "\\# Storm  \nline two \\$5\n" in text  # as typed, as text: no heading, no code block
+    sidebar.get_by_label("Rename this conversation to").fill("Storm of 1987")
+    sidebar.get_by_role("button", name="Rename conversation").click()
+    expect(sidebar.get_by_role("button", name="Storm of 1987 —")).to_be_visible(timeout=UI_TIMEOUT_MS)
+    expect(
+        sidebar.get_by_role("button", name="Delete this chat", exact=True)
+    ).to_be_visible()  # still shown after a rename
+    screenshot(page, f"edges-manage-chat-{viewport[0]}x{viewport[1]}.png")
+    manage.click()
+    expect(sidebar.get_by_role("button", name="Delete this chat", exact=True)).to_have_count(0, timeout=UI_TIMEOUT_MS)
+    page.close()
+
+
+@_viewports
+def test_a_search_redraws_the_conversation_list_and_the_box_keeps_its_words(
+    browser: Browser, server: StreamlitServer, data_dir: Path, viewport: tuple[int, int]
+) -> None:
+    project_id, ids = project_with_chats(data_dir, f"Search {viewport[0]}", ["Storm", "Boats"])
+    page = open_page(browser, f"{server.base_url}/?project={project_id}&chat={ids['Storm']}", viewport)
+    expect(page.get_by_text("Answer in Storm")).to_be_visible(timeout=UI_TIMEOUT_MS)
+    open_sidebar(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    box = sidebar.get_by_placeholder("Words from a conversation")
+    for words, found, gone in (("boats", "Boats —", "Storm —"), ("storm", "Storm —", "Boats —")):
+        box.fill(words)
+        box.press("Enter")
+        expect(sidebar.get_by_role("button", name=gone)).to_have_count(0, timeout=UI_TIMEOUT_MS)
+        expect(sidebar.get_by_role("button", name=found)).to_be_visible()
+        expect(sidebar.get_by_text("1 conversation with those words")).to_be_visible()
+        expect(box).to_have_value(words)
     page.close()
 
 

@@ -113,10 +113,13 @@ def test_search_finds_conversations_by_words_in_their_messages(data_dir: Path) -
     listed = [b.key for b in at.sidebar.button if str(b.key).startswith("conversations_open_")]
     assert listed == [f"conversations_open_{ids['Storm']}"]
     assert "1 conversation with those words" in [c.value for c in at.sidebar.caption]
+    assert not at.sidebar.text_input and not at.main.children  # a search redraws the list alone
+    at.run()  # the whole page again: AppTest keeps only what the last run drew
     at.sidebar.text_input(key="conversations_search").set_value("cafe").run()  # accents do not matter
     assert [b.key for b in at.sidebar.button if str(b.key).startswith("conversations_open_")] == [
         f"conversations_open_{ids['Café']}"
     ]
+    at.run()
     at.sidebar.text_input(key="conversations_search").set_value("role").run()  # the JSON's keys are not words said
     assert not [b for b in at.sidebar.button if str(b.key).startswith("conversations_open_")]
 
@@ -161,6 +164,7 @@ def test_rename_export_and_delete_show_when_opened_and_hide_on_switching(data_di
     at.sidebar.button(key=f"conversations_open_{ids['Boats']}").click().run()
     assert bubbles(at)[0] == ("user", "Which boats?")
     assert not at.sidebar.download_button  # another conversation open: hidden
+    assert not at.sidebar.text_input and not at.sidebar.subheader  # a switch draws the list, not its search box
     at.sidebar.button(key=f"conversations_open_{ids['Storm']}").click().run()
     assert not at.sidebar.download_button  # and still hidden on coming back
 

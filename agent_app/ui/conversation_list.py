@@ -19,7 +19,7 @@ from agent_app.ui.chat_history import reset_window
 from agent_app.ui.conversation_export import export_file_stem, to_json, to_markdown
 from agent_app.ui.formatting import count_of, escape_markdown, local_time
 from agent_app.ui.notices import notify, rename_field, render_confirmation, show_notices
-from agent_app.ui.page_parts import redraw_chat
+from agent_app.ui.page_parts import redraw_chat, redraw_conversations
 from agent_app.ui.session_workspace import Workspace
 from agent_app.ui.sidebar_control import close_sidebar_on_phone
 from agent_app.ui.transcript_view import search_words
@@ -90,17 +90,25 @@ def _delete(workspace: Workspace, runs: RunManager | None, conversation_id: str)
 # --- drawing --------------------------------------------------------------------------------------
 
 
-def render_conversations(workspace: Workspace, runs: RunManager | None) -> None:
-    """The sidebar's conversation section (see the module docstring); ``runs`` stops a deleted chat's run."""
+def render_conversation_search() -> None:
+    """The section's title and search box, drawn with the page, outside the list's part: a switch of
+    conversation does not draw them again (a text box reads the whole session state each time it is drawn);
+    a search redraws the list alone."""
     st.subheader("Conversations", divider="gray")
-    zone, suffix = browser_zone()
     st.text_input(
         "Search conversations",
         key=_SEARCH,
         placeholder="Words from a conversation",
         icon=":material/search:",
         label_visibility="collapsed",
+        on_change=redraw_conversations,
     )
+
+
+def render_conversations(workspace: Workspace, runs: RunManager | None) -> None:
+    """The list below :func:`render_conversation_search` (see the module docstring); ``runs`` stops a deleted
+    chat's run."""
+    zone, suffix = browser_zone()
     words = search_words(str(st.session_state.get(_SEARCH) or ""))
     project_id = workspace.project().id
     if words:

@@ -25,7 +25,7 @@ from agent_app.types import AgentContext, ToolEnvironment
 from agent_app.ui import player, sidebar
 from agent_app.ui.account_panel import render_account
 from agent_app.ui.chat_panel import render_chat
-from agent_app.ui.conversation_list import render_conversations
+from agent_app.ui.conversation_list import render_conversation_search, render_conversations
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.layout_css import CHAT_COLUMN_KEY, apply_layout
 from agent_app.ui.library_panel import render_media_library
@@ -158,6 +158,7 @@ def render_page() -> None:
         if user is not None:
             render_account(storage, user)
         sidebar.render_project(workspace, runs)
+        render_conversation_search()
         st.fragment(render_conversations, key=CONVERSATIONS_PART)(workspace, runs)
         sidebar.render_scenes(workspace)
         listed = render_media_library(workspace, settings)
