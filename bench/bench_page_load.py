@@ -5,11 +5,14 @@ Printed (``--loads`` tabs each, taken in turns so a change in the machine's load
 mean, times as medians): the server's CPU per page load (target ≤ 1.5x hello world's) and the time from
 navigation to a usable chat input (≤ 1.3x), for a first visit (a new browser context, nothing cached) and
 a revisit (Streamlit's hashed static files in the browser's cache); switching conversation in the sidebar
-against a hello-world rerun (server CPU and time, ≤ 1.5x); and the page load of a 1,000-message
-conversation, a 200-asset library and a one-hour transcript against the small case (≤ 1.5x each).
-Server CPU is the server process's user+system time from ``/proc``, from the navigation until the page is
-idle (Streamlit's ``data-test-script-state``) and the server has stopped using any. Both servers run with
-the repository's ``.streamlit/config.toml``.
+against a hello-world rerun (server CPU and time, ≤ 1.5x), next to the floor: the same switch on
+``bench/switch_floor_page.py`` (a third server: two keyed fragments, one HTML block of 13 messages and a
+chat input in one, two buttons in the other), the least a switch can draw, so what of the 1.5x Streamlit's
+own fragment machinery takes shows; and the page load of a 1,000-message conversation, a 200-asset library
+and a one-hour transcript against the small case (≤ 1.5x each).
+Server CPU is the server process's user+system time from ``/proc``, from the navigation (or the click) until
+the page is idle (Streamlit's ``data-test-script-state``) and the server has stopped using any. All three
+servers run with the repository's ``.streamlit/config.toml``.
 
 Run: ``.venv/bin/python -m bench.bench_page_load`` (about three minutes; needs Debian's chromium).
 """
@@ -45,6 +48,8 @@ LOAD_TARGET = 1.5
 NAVIGATION_TARGET = 1.3
 SWITCH_TARGET = 1.5
 SIZE_TARGET = 1.5
+RERUNS_PER_LOAD = 6
+"""Reruns and switches per ``--loads``: ``/proc`` counts CPU in 10 ms ticks, and a rerun takes a few ms."""
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 USABLE_INPUT = '[data-testid="stChatInputTextArea"]:enabled'
 TIMEOUT_MS = 120_000
@@ -177,11 +182,35 @@ def median(samples: list[Sample], field: str) -> float:
 
 def verdict(name: str, ours: float, base: float, target: float, unit: str) -> None:
     ratio = ours / base
-    print(f"{name:<44} {ours:>8.3f} {unit:<3} vs {base:>7.3f} {unit:<3} {ratio:>5.2f}x  target ≤ {target:g}x: "
+    print(f"{name:<44} {ours:>8.4f} {unit:<3} vs {base:>7.4f} {unit:<3} {ratio:>5.2f}x  target ≤ {target:g}x: "
           f"{'within' if ratio <= target else 'OVER'}")  # fmt: skip
 
 
-def run(browser: Browser, hello: StreamlitServer, ours: StreamlitServer, queries: dict[str, str], loads: int) -> None:
+@dataclass
+class Servers:
+    """The run's three servers, each on the same data and config."""
+
+    hello: StreamlitServer
+    ours: StreamlitServer
+    floor: StreamlitServer
+    """The least a switch can draw (``bench/switch_floor_page.py``)."""
+
+
+def _switch_pages(browser: Browser, servers: Servers, query: str) -> tuple[Page, Page, Page]:
+    """A tab on each server (hello world, ours at ``query``, the floor), loaded and idle."""
+    pages = []
+    for server, address, ready in ((servers.hello, "", IDLE), (servers.ours, query, USABLE_INPUT),
+                                   (servers.floor, "", USABLE_INPUT)):  # fmt: skip
+        page = browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
+        page.goto(f"{server.base_url}/{address}")
+        page.wait_for_selector(ready, timeout=TIMEOUT_MS)
+        page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
+        pages.append(page)
+    return pages[0], pages[1], pages[2]
+
+
+def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int) -> None:
+    hello, ours, floor = servers.hello, servers.ours, servers.floor
     page_load(browser, hello, "")  # warm both servers' imports and caches before measuring anything
     for query in queries.values():
         page_load(browser, ours, query)
@@ -198,19 +227,17 @@ def run(browser: Browser, hello: StreamlitServer, ours: StreamlitServer, queries
             cases[case].append(page_load(browser, ours, query))
         base_revisits.append(page_load(browser, hello, "", hello_again))
         revisits.append(page_load(browser, ours, queries["small"], ours_again))
-    hello_page = browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
-    our_page = browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
-    hello_page.goto(hello.base_url)
-    hello_page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
-    our_page.goto(f"{ours.base_url}/{queries['small']}")
-    our_page.wait_for_selector(USABLE_INPUT, timeout=TIMEOUT_MS)
+    hello_page, our_page, floor_page = _switch_pages(browser, servers, queries["small"])
     reruns: list[Sample] = []
     switches: list[Sample] = []
-    for turn in range(loads * 2):
+    floor_switches: list[Sample] = []
+    for turn in range(loads * RERUNS_PER_LOAD):
+        title = ("Second chat", "First chat")[turn % 2]
         reruns.append(hello_rerun(hello, hello_page, turn + 1))
-        switches.append(switch_conversation(ours, our_page, ("Second chat", "First chat")[turn % 2]))
+        switches.append(switch_conversation(ours, our_page, title))
+        floor_switches.append(switch_conversation(floor, floor_page, title))
     small = cases["small"]
-    print(f"page load and rerun, Chromium at 1440x900, {loads} loads and {loads * 2} reruns each")
+    print(f"page load and rerun, Chromium at 1440x900, {loads} loads and {loads * RERUNS_PER_LOAD} reruns each")
     print("CPU: the mean, time: the median")
     print("a load is a first visit (a new browser context) unless it says revisit (the browser's cache warm)")
     verdict("server CPU per page load vs hello world", median(small, "cpu"), median(base, "cpu"), LOAD_TARGET, "s")
@@ -224,6 +251,10 @@ def run(browser: Browser, hello: StreamlitServer, ours: StreamlitServer, queries
             SWITCH_TARGET, "s")  # fmt: skip
     verdict("switch conversation time vs hello rerun", median(switches, "seconds"), median(reruns, "seconds"),
             SWITCH_TARGET, "s")  # fmt: skip
+    print("floor: least a switch can draw vs hello rerun (bench/switch_floor_page.py: Streamlit's own share)")
+    for field, what in (("cpu", "CPU"), ("seconds", "time")):
+        verdict(f"floor: switch {what} vs hello rerun", median(floor_switches, field), median(reruns, field),
+                SWITCH_TARGET, "s")  # fmt: skip
     for case, label in (("messages", "1,000 messages"), ("assets", "200 assets"), ("transcript", "1-hour transcript")):
         for field, what in (("cpu", "CPU"), ("seconds", "time")):
             verdict(f"{label} load {what} vs small", median(cases[case], field), median(small, field),
@@ -239,10 +270,14 @@ def main() -> None:
         data_dir = work / "data"
         queries = seed(data_dir, work)
         env = app_env(fake, data_dir)
-        with run_streamlit(env, work, "bench/hello_page.py") as hello, run_streamlit(env, work) as ours:
+        with (
+            run_streamlit(env, work, "bench/hello_page.py") as hello,
+            run_streamlit(env, work) as ours,
+            run_streamlit(env, work, "bench/switch_floor_page.py") as floor,
+        ):
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
-                run(browser, hello, ours, queries, loads)
+                run(browser, Servers(hello, ours, floor), queries, loads)
             finally:
                 browser.close()
 
