@@ -2,14 +2,14 @@
 world (``bench/hello_page.py``, served by a second server in the same run) and against the small case.
 
 Printed (``--loads`` tabs each and six times as many reruns and switches, taken in turns so a change in the
-machine's load falls on all; CPU as a mean, times as medians): the server's CPU per page load (target ≤ 1.5x hello world's) and the time from
-navigation to a usable chat input (≤ 1.3x), for a first visit (a new browser context, nothing cached) and
-a revisit (Streamlit's hashed static files in the browser's cache); switching conversation in the sidebar
-against a hello-world rerun (server CPU and time, ≤ 1.5x), next to the floor: the same switch on
-``bench/switch_floor_page.py`` (a third server: two keyed fragments, one HTML block of 13 messages and a
-chat input in one, two buttons in the other), the least a switch can draw, which shows how much of the 1.5x
-Streamlit's own fragment machinery takes; and the page load of a 1,000-message conversation, a 200-asset library
-and a one-hour transcript against the small case (≤ 1.5x each).
+machine's load falls on all; CPU as a mean, times as medians): the server's CPU per page load (target ≤ 1.5x
+hello world's) and the time from navigation to a usable chat input (≤ 1.3x), for a first visit (a new browser
+context, nothing cached) and a revisit (Streamlit's hashed static files in the browser's cache); switching
+conversation in the sidebar against a hello-world rerun (server CPU and time, ≤ 1.5x), next to the floor: the
+same switch on ``bench/switch_floor_page.py`` (a third server: two keyed fragments, one HTML block of 13
+messages and a chat input in one, two buttons in the other), the least a switch can draw, which shows how much
+of the 1.5x Streamlit's own fragment machinery takes; and the page load of a 1,000-message conversation, a
+200-asset library and a one-hour transcript against the small case (≤ 1.5x each).
 Server CPU is the server process's user+system time from ``/proc``, from the navigation (or the click) until
 the page is idle (Streamlit's ``data-test-script-state``) and the server has stopped using any. All three
 servers run with the repository's ``.streamlit/config.toml``.
