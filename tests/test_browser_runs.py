@@ -54,7 +54,7 @@ def test_closing_the_tab_during_a_transcription_keeps_the_run_and_reopening_show
         for tab in (reopened, second_tab):  # both show the same live run
             expect(tab.get_by_text("Running transcribe_video…")).to_be_visible(timeout=UI_TIMEOUT_MS)
             expect(stop_button(tab)).to_be_visible(timeout=UI_TIMEOUT_MS)
-        expect(reopened.get_by_test_id("stProgress")).to_be_visible(timeout=UI_TIMEOUT_MS)  # the tool's progress
+        expect(reopened.locator(".progress progress")).to_be_visible(timeout=UI_TIMEOUT_MS)  # the tool's progress
         screenshot(reopened, "run-reopened.png")
         for tab in (reopened, second_tab):
             expect(tab.get_by_text(ANSWER)).to_be_visible(timeout=UI_TIMEOUT_MS)
