@@ -198,7 +198,7 @@ def test_a_question_sent_on_a_streams_live_on_b_and_stop_pressed_on_b_ends_the_m
         screenshot(b, "many-processes-live-on-b.png")
         [stream] = run.llm.chat.requests
         pressed = time.monotonic()
-        _live_answer(b).get_by_role("button", name="Stop").click()
+        _stop_button(b).click()
         assert stream.answered.wait(WAIT)
         latency = time.monotonic() - pressed
         print(f"Stop pressed on B: the model stream in the worker closed {latency * 1000:.0f} ms after")
