@@ -62,6 +62,10 @@ NO_MODEL_PLACEHOLDER = "Set up a model to chat"
 RETRY_KEY = "chat_retry"
 _UNSAVED = "chat.unsaved_prompt"
 _UNSAVED_KEY = "chat_unsaved_bubble"
+_STARTED = "chat.started_here"
+"""Set when this tab started a run from the chat part: the next draw reruns the whole page (the sidebar lists a
+conversation the question created, the player and transcript see the run), as the page did before the chat
+became one fragment."""
 _SAVE_ERROR = "chat.save_error"
 _REFUSED = "chat.refused"
 _REFUSED_PROMPT = "chat.refused_prompt"
@@ -112,6 +116,7 @@ def _start(
         return False
     state.pop(_UNSAVED, None)
     state.pop(_SAVE_ERROR, None)
+    state[_STARTED] = True
     started_here(state)
     if replace_from is not None:
         workspace.reload_messages()  # the replaced branch is gone from storage
@@ -193,6 +198,8 @@ def render_chat(workspace: Workspace, runs: RunManager | None, prices: Prices | 
     turn and the watch for a run started elsewhere refresh by themselves, see :mod:`~agent_app.ui.live_turn`).
     ``runs`` is ``None`` when no model is configured: the input says so and sends nothing (the sidebar names
     the missing settings, once); ``prices`` turn the answers' tokens into an estimated cost."""
+    if workspace.state.pop(_STARTED, False):
+        st.rerun()  # a run started here: the whole page draws it, not the chat part alone
     conversation_id = workspace.conversation_id
     if runs is not None and conversation_id is not None:
         look_before_reading(workspace.state, runs, conversation_id)
