@@ -53,8 +53,9 @@ class SqliteDatabase:
         self.path = path
         self._busy_timeout_ms = max(0, int(busy_timeout_ms))
         self._local = threading.local()
-        self._idle: list[sqlite3.Connection] = []  # left by threads that ended, for the next ones
-        self._idle_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        """Left by threads that ended, for the next ones: no lock (``list.append``/``pop`` are atomic),
+        because the hand-back runs in a finalizer that can fire inside any thread, even one holding it."""
         self._migrate()
         self.write_feed = SqliteWriteFeed(path)
         """The thread that sees other processes' writes to this file (``data_version``)."""
@@ -74,10 +75,8 @@ class SqliteDatabase:
         return held.connection
 
     def _hold(self) -> _Held:
-        with self._idle_lock:
-            idle = self._idle.pop() if self._idle else None
-        if idle is not None:
-            return _Held(idle, False, self._hand_back)
+        with contextlib.suppress(IndexError):
+            return _Held(self._idle.pop(), False, self._hand_back)
         try:
             return _Held(self._open(), False, self._hand_back)
         except sqlite3.Error as exc:
@@ -87,11 +86,13 @@ class SqliteDatabase:
 
     def _hand_back(self, connection: sqlite3.Connection, read_only: bool) -> None:
         """A thread ended: its writable connection, outside any transaction, serves the next thread."""
-        with self._idle_lock:
-            if not read_only and not connection.in_transaction and len(self._idle) < MAX_IDLE_CONNECTIONS:
-                self._idle.append(connection)
-                return
-        connection.close()
+        if read_only or connection.in_transaction:
+            connection.close()
+            return
+        self._idle.append(connection)
+        while len(self._idle) > MAX_IDLE_CONNECTIONS:  # more threads ended at once than are kept
+            with contextlib.suppress(IndexError):
+                self._idle.pop(0).close()
 
     def _open(self) -> sqlite3.Connection:
         connection = sqlite3.connect(
@@ -173,10 +174,9 @@ class SqliteDatabase:
         if held is not None:
             held.close()
             self._local.held = None
-        with self._idle_lock:
-            idle, self._idle = self._idle, []
-        for connection in idle:
-            connection.close()
+        while self._idle:
+            with contextlib.suppress(IndexError):
+                self._idle.pop().close()
 
     def schema_version(self) -> int:
         return int(self.connection().execute("PRAGMA user_version").fetchone()[0])
