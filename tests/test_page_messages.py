@@ -94,6 +94,21 @@ def test_regenerate_asks_the_last_question_again_and_replaces_the_answer(
     assert [m["role"] for m in fake_llm.chat.last.json["messages"][1:]] == ["user"]
 
 
+def test_regenerate_from_a_tab_drawn_before_the_last_turn_is_refused_by_storage_and_loses_nothing(
+    data_dir: Path, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.chat.push(openai_text("First answer"), openai_text("Second answer"))
+    at = send(new_page(), "First question")
+    [(first_answer, _)] = action_targets(at, "regenerate")  # what a tab drawn now offers
+    at = send(at, "Second question")  # the turn it offered is no longer the last
+    before = stored(data_dir, at.query_params["chat"])
+    history_action(at, "regenerate", first_answer)  # the old tab's click
+    assert any("changed in another tab" in info.value for info in at.main.info)
+    assert stored(data_dir, at.query_params["chat"]) == before
+    history_action(at, "regenerate", "no-such-message")  # a forged target: nothing at all
+    assert stored(data_dir, at.query_params["chat"]) == before and len(fake_llm.chat.requests) == 2
+
+
 def test_every_message_has_copy(data_dir: Path, fake_llm: FakeLLMServer) -> None:
     fake_llm.chat.push(openai_text("Answer **one**"))
     at = send(new_page(), "Question\nline two")

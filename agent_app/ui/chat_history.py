@@ -126,19 +126,22 @@ def reset_window(state: SessionState) -> None:
 def _on_action(
     state: SessionState, shown: Sequence[ChatMessage], actions: TurnActions | None
 ) -> Callable[[HistoryAction], None]:
-    """What a click in the history does; a target the server did not offer (a stale tab, a forged trigger)
-    does nothing."""
+    """What a click in the history does; a target this draw does not show (a forged trigger) does nothing.
+    Regenerate takes any answer shown, not only the one this draw offers: a tab drawn before a run started
+    or a turn was added still offers the old one, and storage, which refuses a start while a run goes or
+    once the turn changed, says why."""
 
     def handle(action: HistoryAction) -> None:
+        index = next((i for i, m in enumerate(shown) if m.id == action.target), None)
+        if index is None:
+            return
+        target = shown[index]
         if action.kind == "more_cards":
-            if any(m.id == action.target for m in shown):
-                show_more_cards(state, action.target)
-        elif actions is not None and action.kind == "edit" and action.target == actions.last_question_id:
-            message = next((m for m in shown if m.id == action.target), None)
-            if message is not None:
-                start_editing(state, message)
-        elif actions is not None and action.kind == "regenerate" and action.target == actions.answer_start_id:
-            actions.on_regenerate(action.target)
+            show_more_cards(state, target.id)
+        elif actions is not None and action.kind == "edit" and target.id == actions.last_question_id:
+            start_editing(state, target)  # the tab's own editor: only on the question a resend can replace
+        elif actions is not None and action.kind == "regenerate" and index > 0 and shown[index - 1].role == "user":
+            actions.on_regenerate(target.id)  # an answer's first message
 
     return handle
 
