@@ -32,6 +32,14 @@ def shown(markdown: str) -> str:
     return _MARKDOWN_ESCAPE.sub(r"\1", markdown)
 
 
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
+    """A test's data folder, the app pointed at it and at the fake LLM server (import it to use it)."""
+    directory = tmp_path / "data"
+    configure_env(monkeypatch, directory, fake_llm)
+    return directory
+
+
 def configure_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path, fake_llm: FakeLLMServer | None) -> None:
     """Point the app at ``data_dir`` and, when given, at the fake server (no retries: failures are
     meant to show at once)."""

@@ -39,6 +39,7 @@ from tests.page_support import (
     cards,
     click,
     configure_env,
+    data_dir,
     history_action,
     message_elements,
     new_page,
@@ -50,12 +51,7 @@ from tests.page_support import (
     texts,
 )
 
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
-    directory = tmp_path / "data"
-    configure_env(monkeypatch, directory, fake_llm)
-    return directory
+__all__ = ["data_dir"]  # a fixture (tests.page_support)
 
 
 def stored_messages(data_dir: Path, conversation_id: str) -> list[tuple[str, str]]:

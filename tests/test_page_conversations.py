@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from agent_app.storage import SqliteStorage
@@ -19,15 +18,10 @@ from agent_app.ui.conversation_export import export_file_stem, to_json, to_markd
 from agent_app.ui.conversation_list import conversation_label
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
-from tests.page_support import bubbles, configure_env, new_page, send, settle
+from tests.page_support import bubbles, data_dir, new_page, send, settle
 from tests.run_support import wait_until
 
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
-    directory = tmp_path / "data"
-    configure_env(monkeypatch, directory, fake_llm)
-    return directory
+__all__ = ["data_dir"]  # a fixture (tests.page_support)
 
 
 def seeded(data_dir: Path, chats: dict[str, list[ChatMessage]]) -> tuple[str, dict[str, str]]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import pytest
-
 from agent_app.storage import SqliteStorage
 from agent_app.ui.live_status import QUEUED_LABEL
 from fake_llm import FakeLLMServer, delayed, error_reply, openai_text
@@ -15,7 +13,7 @@ from tests.page_support import (
     action_targets,
     bubbles,
     click,
-    configure_env,
+    data_dir,
     history_action,
     message_elements,
     new_page,
@@ -25,12 +23,7 @@ from tests.page_support import (
     statuses,
 )
 
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
-    directory = tmp_path / "data"
-    configure_env(monkeypatch, directory, fake_llm)
-    return directory
+__all__ = ["data_dir"]  # a fixture (tests.page_support)
 
 
 def test_the_users_message_keeps_its_lines_and_is_not_rendered(data_dir: Path, fake_llm: FakeLLMServer) -> None:

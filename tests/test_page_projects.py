@@ -6,22 +6,15 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import pytest
-
 from agent_app.storage import SqliteStorage
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
-from tests.page_support import configure_env, new_page
+from tests.page_support import data_dir, new_page
 from tests.run_support import wait_until
 from tests.storage_backends import stored_path
 from testsupport.media_factory import tiny_wav
 
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
-    directory = tmp_path / "data"
-    configure_env(monkeypatch, directory, fake_llm)
-    return directory
+__all__ = ["data_dir"]  # a fixture (tests.page_support)
 
 
 def test_deleting_a_project_asks_then_deletes_its_media_and_conversations_and_stops_its_run(

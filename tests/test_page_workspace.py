@@ -13,17 +13,12 @@ from agent_app.ui.chat_history import PAGE_SIZE
 from agent_app.ui.formatting import escape_markdown
 from fake_llm import FakeLLMServer, openai_text, transcription_reply
 from tests.media_samples import make_video, make_wav
-from tests.page_support import bubbles, configure_env, new_page, send, texts
+from tests.page_support import bubbles, configure_env, data_dir, new_page, send, texts
 from tests.storage_backends import stored_path
 from tests.transcribe_support import transcribe_on_page
 from tests.transcript_page_support import click_on_page, page_words
 
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLMServer) -> Path:
-    directory = tmp_path / "data"
-    configure_env(monkeypatch, directory, fake_llm)
-    return directory
+__all__ = ["data_dir"]  # a fixture (tests.page_support)
 
 
 @pytest.fixture(scope="module")
