@@ -35,7 +35,7 @@ def _ending(result: ToolResult | None) -> str:
     """How the call ended, and in how long: ``done · 2.4 s``, ``failed · 12 ms``, ``no result``."""
     if result is None:
         return "no result"
-    state = "failed" if result.error is not None else "done"
+    state = card_state(result)
     return f"{state} · {elapsed_text(result.duration_ms)}" if result.duration_ms is not None else state
 
 
