@@ -1,7 +1,8 @@
 """Runs on the server, seen in a real browser (``streamlit run app.py``, Debian's Chromium, the fake LLM
 server): closing the tab does not touch a run and reopening shows it live then its answer, two tabs see
-the same live run, a click during a run applies at once, and a server killed with SIGKILL mid-run comes
-back with the run interrupted, Retry, and nothing lost."""
+the same live run, a click during a run applies at once, a tool card opened while the answer streams
+stays open, and a server killed with SIGKILL mid-run comes back with the run interrupted, Retry, and
+nothing lost."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from fake_llm import FakeLLMServer, delayed, openai_text, openai_tool_calls, tool_call, transcription_reply
+from fake_llm import (
+    FakeLLMServer,
+    delayed,
+    openai_text,
+    openai_tool_calls,
+    streamed,
+    tool_call,
+    transcription_reply,
+)
+from fake_llm.streams import StreamScript
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot, stop_button
 from tests.media_samples import make_video
 from testsupport.streamlit_server import run_streamlit
@@ -128,3 +138,30 @@ def test_a_server_killed_mid_run_restarts_to_an_interrupted_run_with_retry_and_n
         assert states == ["answered", "interrupted", "answered"]
     finally:
         database.close()
+
+
+def test_a_tool_card_opened_while_the_answer_streams_stays_open_as_text_arrives_and_once_it_is_stored(
+    browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    clip = make_video(tmp_path / "harbour.mp4", seconds=2.0)
+    fake_llm.transcription.push(transcription_reply("welcome", segments=[(0.0, 1.5, "welcome aboard")]))
+    words = " ".join(f"word{i}" for i in range(60))
+    fake_llm.chat.push(
+        openai_tool_calls(tool_call("transcribe_video", {})),
+        streamed(openai_text(words), StreamScript(pieces=60, delay_seconds=0.25)),
+    )
+    with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
+        page = open_page(browser, server.base_url)
+        upload(page, clip)
+        ask(page, "What is said?")
+        expect(page.get_by_text("word3", exact=False).first).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.locator("details.card > summary").first.click()  # the reader opens the tool step mid-answer
+        opened = page.locator("details.card[open]")
+        expect(opened).to_have_count(1)
+        expect(page.get_by_text("word40", exact=False).first).to_be_visible(timeout=UI_TIMEOUT_MS)
+        expect(stop_button(page)).to_have_count(1)  # still streaming, redrawn many times since
+        expect(opened).to_have_count(1)
+        expect(page.get_by_text("welcome aboard", exact=False).first).to_be_visible()
+        expect(stop_button(page)).to_have_count(0, timeout=UI_TIMEOUT_MS)  # stored: drawn by the history now
+        expect(page.get_by_text("word59", exact=False).first).to_be_visible()
+        expect(opened).to_have_count(1)

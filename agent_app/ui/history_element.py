@@ -4,7 +4,8 @@ Drawing each bubble with Streamlit's elements (a chat message, its Markdown, its
 buttons, a Copy component) cost the server about sixty elements and two dozen widgets per conversation
 on every load and switch; one element carrying the bubbles' HTML costs one. The HTML is made on the
 server (:mod:`~agent_app.ui.chat_html`, everything a model or a user wrote escaped); this element only
-sets it, keyed by bubble so an unchanged bubble keeps its open tool cards and its text selection, and
+sets it, keyed by bubble so an unchanged bubble keeps its text selection (a tool card the reader opened
+stays open when its bubble is redrawn, as the live answer is while it streams, and once it is stored), and
 turns clicks into actions: Copy runs in the browser; Edit, Regenerate and "show more" are sent to the
 server as one trigger (:class:`HistoryAction`), handled by the chat's callback before the next run.
 Our own fixed script and style: no model or user text is ever part of them.
@@ -67,6 +68,8 @@ const copyText = async (text) => {
   return done;
 };
 
+const openCalls = new Set();  // tool cards the reader opened (by call), kept open when their bubble is redrawn
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   let root = parentElement.querySelector("div.history");
@@ -88,6 +91,11 @@ export default function (component) {
       button.dataset.sent = "1";
       root.sendAction({ kind: act, target: button.dataset.target || "" });
     });
+    root.addEventListener("toggle", (event) => {  // "toggle" does not bubble: caught on the way down
+      const card = event.target;
+      if (!(card instanceof HTMLDetailsElement) || !card.dataset.call) { return; }
+      if (card.open) { openCalls.add(card.dataset.call); } else { openCalls.delete(card.dataset.call); }
+    }, true);
     parentElement.appendChild(root);
   }
   root.sendAction = (value) => setTriggerValue("action", value);
@@ -107,6 +115,9 @@ export default function (component) {
     if (node.drawnHtml !== bubble.html) {
       node.innerHTML = bubble.html;
       node.drawnHtml = bubble.html;
+      node.querySelectorAll("details[data-call]").forEach((card) => {
+        if (openCalls.has(card.dataset.call)) { card.open = true; }
+      });
     }
     const place = previous ? previous.nextSibling : root.firstChild;
     if (node !== place) { root.insertBefore(node, place); }

@@ -20,6 +20,7 @@ from agent_app.invisible_chars import escape_invisible
 from agent_app.orchestrator_options import MAX_CALLS_PER_ROUND
 from agent_app.session_stores import SessionState
 from agent_app.types import ToolCall, ToolResult
+from agent_app.ui.chat_html import attributes
 from agent_app.ui.formatting import count_of
 
 MAX_RESULT_DISPLAY_CHARS = 20_000
@@ -107,8 +108,9 @@ def tool_card_html(call: ToolCall, result: ToolResult | None) -> str:
         inside.append(f'<div class="fields error">{html.escape(result.error)}</div>')
     else:
         inside += ['<div class="label">Result</div>', f'<div class="fields">{readable_fields(result.result)}</div>']
+    card = attributes({"class": f"card {card_state(result)}", "data-call": call.id})  # the id keeps it open
     return (
-        f'<details class="card {card_state(result)}"><summary><b>{html.escape(escape_invisible(call.name))}</b> '
+        f"<details {card}><summary><b>{html.escape(escape_invisible(call.name))}</b> "
         f'<span class="state">· {html.escape(_ending(result))}</span></summary><div>{"".join(inside)}</div></details>'
     )
 
