@@ -40,6 +40,7 @@ from agent_app.runs.turn import Assistant, run_turn
 from agent_app.settings import load_settings
 from agent_app.storage import PostgresStorage
 from agent_app.types import AgentContext, ChatMessage
+from bench.process_cpu import cpu_seconds
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.replies import Reply
 from fake_llm.streams import StreamScript, split_text
@@ -59,12 +60,6 @@ TARGET_CPU_PER_SECOND = 0.05
 TARGET_OPEN_RATIO = 1.2
 TARGET_EXTRA_LATENCY_MS = 300.0
 INPUT = "Ask about your media…"
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def transactions(url: str, database: str) -> int:

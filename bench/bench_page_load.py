@@ -10,9 +10,9 @@ same switch on ``bench/switch_floor_page.py`` (a third server: two keyed fragmen
 messages and a chat input in one, two buttons in the other), the least a switch can draw, which shows how much
 of the 1.5x Streamlit's own fragment machinery takes; and the page load of a 1,000-message conversation, a
 200-asset library and a one-hour transcript against the small case (≤ 1.5x each).
-Server CPU is the server process's user+system time from ``/proc``, from the navigation (or the click) until
-the page is idle (Streamlit's ``data-test-script-state``) and the server has stopped using any. All three
-servers run with the repository's ``.streamlit/config.toml``.
+Server CPU is the server process's CPU time (its CPU clock, :mod:`bench.process_cpu`), from the navigation
+(or the click) until the page is idle (Streamlit's ``data-test-script-state``) and the server has stopped
+working. All three servers run with the repository's ``.streamlit/config.toml``.
 
 Run: ``.venv/bin/python -m bench.bench_page_load`` (about three minutes; needs Debian's chromium).
 """
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import statistics
 import tempfile
 import time
@@ -36,6 +35,7 @@ from agent_app.media.transcript_types import Transcript
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from bench.bench_page_rerun import conversation
+from bench.process_cpu import cpu_seconds
 from fake_llm import FakeLLMServer
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, app_env
 from tests.creator_support import hour_transcript
@@ -49,26 +49,26 @@ NAVIGATION_TARGET = 1.3
 SWITCH_TARGET = 1.5
 SIZE_TARGET = 1.5
 RERUNS_PER_LOAD = 6
-"""Reruns and switches per ``--loads``: ``/proc`` counts CPU in 10 ms ticks, and a rerun takes a few ms."""
+"""Reruns and switches per ``--loads``: a rerun takes a few ms, so more of them steady the mean."""
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 USABLE_INPUT = '[data-testid="stChatInputTextArea"]:enabled'
 TIMEOUT_MS = 120_000
-_TICK = os.sysconf("SC_CLK_TCK")
+IDLE_CPU_SECONDS = 0.001
+"""What a server at rest uses in a tenth of a second (its watchers' polls): less counts as settled."""
 
 
 def server_cpu(server: StreamlitServer) -> float:
-    """CPU seconds (user + system, all threads) the server process has used so far."""
-    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    """CPU seconds (all threads) the server process has used so far."""
+    return cpu_seconds(server.process.pid)
 
 
 def settled_cpu(server: StreamlitServer) -> float:
-    """The server's CPU once it has stopped using any (two equal readings a tenth of a second apart)."""
+    """The server's CPU once it has stopped working (under a millisecond used in a tenth of a second)."""
     last = server_cpu(server)
     for _ in range(50):
         time.sleep(0.1)
         now = server_cpu(server)
-        if now == last:
+        if now - last < IDLE_CPU_SECONDS:
             return now
         last = now
     return last
