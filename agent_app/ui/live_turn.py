@@ -54,7 +54,7 @@ def live_run(state: SessionState, runs: RunManager, run: Run, turn: list[ChatMes
         live = LiveRun(run, RunView(run_id=run.id))
         state[_LIVE] = live
     live.version = runs.wakeups.run_version(run.id)
-    live.run = run
+    live.run = runs.get(run.id) or run  # read after the version: what changed since ``run`` was read shows
     live.view.apply(runs.events(run.id, live.view.seq))
     live.turn = turn
     return live
