@@ -171,6 +171,7 @@ def test_an_endless_stream_is_cut_by_time_or_size_with_a_clear_error_and_the_tex
 ) -> None:
     endless = 100_000  # pieces: minutes of text, as good as forever here
     fake_llm.chat.push(
+        openai_text("warm"),  # a first answer: the server's first request also loads the SDK, on a busy machine
         streamed(openai_text("s" * endless), StreamScript(pieces=endless, delay_seconds=0.05)),  # slow: the time bound
         streamed(openai_text("f" * endless * 10), StreamScript(pieces=endless, delay_seconds=0.001)),  # the size bound
         streamed(openai_text("j" * endless * 10), StreamScript(pieces=endless, delay_seconds=0.001)),
@@ -178,6 +179,7 @@ def test_an_endless_stream_is_cut_by_time_or_size_with_a_clear_error_and_the_tex
     env = _env(fake_llm, tmp_path / "data", LLM_MAX_STREAM_SECONDS="2", LLM_MAX_ANSWER_CHARS="3000")
     with run_streamlit(env, tmp_path) as server, httpx.Client(timeout=30) as http:
         url = f"{server.base_url}/api/agent/chat"
+        assert http.post(url, json=HELLO).json()["content"] == "warm"  # so the bound times the answer alone
         for letter, bound_seconds in (("s", 2.0), ("f", 0.0)):
             started = time.monotonic()
             with connect_sse(http, "POST", url, json=HELLO) as source:
