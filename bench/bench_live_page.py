@@ -104,13 +104,19 @@ def finish(manager: ThreadRunManager, run: Run) -> None:
         time.sleep(0.05)
 
 
+SHOWS_TEXT = """w => [document.body, ...Array.from(document.querySelectorAll("*"), (e) => e.shadowRoot).filter(Boolean)]
+    .some((root) => root.textContent.includes(w))"""
+"""Whether the page shows ``w``: the chat's bubbles are in a component's shadow root, which the body's text
+does not include."""
+
+
 def word_latencies(page: Page, fake: FakeLLMServer, tag: str, started: Callable[[], object]) -> list[float]:
     """Start the run, then for every tenth word: seconds from the fake model sending it to the page showing it."""
     asked = len(fake.chat.requests)
     started()
     seen: dict[int, float] = {}
     for n in range(0, WORDS, 10):
-        page.wait_for_function("w => document.body.innerText.includes(w)", arg=f"{tag}{n:03d}", timeout=TIMEOUT_MS)
+        page.wait_for_function(SHOWS_TEXT, arg=f"{tag}{n:03d}", timeout=TIMEOUT_MS)
         seen[n] = time.perf_counter()
     sent = fake.chat.requests[asked].event_times
     answer = answer_reply(tag)[0]
