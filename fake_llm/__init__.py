@@ -31,6 +31,7 @@ Scripting — each endpoint (``server.chat``, ``server.gemini``, ``server.transc
     fake_llm.chat.push(error_reply(500), error_reply(429, retry_after_ms=1), openai_text("ok"))
     fake_llm.chat.push(hang(5.0))                                 # answer nothing for 5 s (timeouts)
     fake_llm.chat.push(delayed(openai_text("late"), 0.2))         # answer after 0.2 s
+    fake_llm.chat.push(held(openai_text("late"), gate))            # answer once the test sets gate
     fake_llm.chat.push(raw_reply(b"not json", status=200))        # unreadable body
     fake_llm.chat.push(lambda req: openai_text(req.json["model"]))  # computed from the request
     fake_llm.chat.default = openai_text("always this")             # when the queue is empty
@@ -53,7 +54,7 @@ Builders: :func:`openai_text`, :func:`openai_tool_calls` + :func:`tool_call` (``
 string to send malformed JSON), :func:`gemini_text`, :func:`gemini_function_calls` + :func:`gemini_call`,
 :func:`gemini_response` (any candidates / finish reason), :func:`transcription_reply`, :func:`error_reply`,
 :func:`json_reply` (a verbatim body, e.g. a real provider payload), :func:`raw_reply`, :func:`hang`,
-:func:`delayed`; :func:`openai_faults` names the usual fault matrix. A
+:func:`delayed`, :func:`held`; :func:`openai_faults` names the usual fault matrix. A
 queue item is a :class:`Reply` or a callable ``(RecordedRequest) -> Reply``.
 
 Context limits — ``server.chat.context_limit = 16_000`` (or ``server.gemini.context_limit``) makes the endpoint
@@ -91,6 +92,7 @@ from fake_llm.replies import (
     gemini_response,
     gemini_text,
     hang,
+    held,
     json_payload_reply,
     json_reply,
     not_streamed,
@@ -160,6 +162,7 @@ __all__ = [
     "gemini_stream_events",
     "gemini_text",
     "hang",
+    "held",
     "json_payload_reply",
     "json_reply",
     "not_streamed",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -30,7 +31,8 @@ error or a log line (deliberately not shaped like a real key, so only exact reda
 class Reply:
     """What the server answers: status, headers and body, optionally after a delay.
 
-    ``delay_seconds`` waits before answering (cut short when the server stops); ``render`` when set
+    ``delay_seconds`` waits before answering (cut short when the server stops, or when ``release`` is set: a
+    test holds a reply until it has seen what it waits for, see :func:`held`); ``render`` when set
     replaces ``body`` with a body computed from the request (used by transcription formats). ``stream``
     says how the body is streamed when the request asks for a stream (``None``: sent whole regardless, as
     a server that cannot stream does); the builders of whole answers set the default script.
@@ -41,6 +43,7 @@ class Reply:
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
     delay_seconds: float = 0.0
+    release: threading.Event | None = None
     render: Callable[[RecordedRequest], tuple[bytes, str]] | None = None
     stream: StreamScript | None = None
 
@@ -270,6 +273,12 @@ def hang(seconds: float = 30.0) -> Reply:
 def delayed(reply: Reply, seconds: float) -> Reply:
     """``reply``, sent after ``seconds`` (a stream's first byte comes that late)."""
     return dataclasses.replace(reply, delay_seconds=seconds)
+
+
+def held(reply: Reply, release: threading.Event, at_most: float = 60.0) -> Reply:
+    """``reply``, sent once the test sets ``release`` (or after ``at_most`` seconds): a model that is still
+    working for exactly as long as the test needs, instead of a fixed delay long enough for a slow machine."""
+    return dataclasses.replace(reply, delay_seconds=at_most, release=release)
 
 
 def streamed(reply: Reply, script: StreamScript = DEFAULT_STREAM) -> Reply:

@@ -227,7 +227,7 @@ class FakeLLMServer:
         reply = script.next_reply(request)
         if reply.render is not None:
             rendered, rendered_type = reply.render(request)
-            reply = Reply(reply.status, rendered, rendered_type, reply.headers, reply.delay_seconds)
+            reply = Reply(reply.status, rendered, rendered_type, reply.headers, reply.delay_seconds, reply.release)
         return reply, request
 
     def stream_events(self, request: RecordedRequest, reply: Reply) -> tuple[list[bytes], bytes | None] | None:
@@ -288,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
             request.answered.set()
 
     def _answer(self, reply: Reply, request: RecordedRequest) -> None:
-        if reply.delay_seconds and not self._hold(reply.delay_seconds, request):
+        if reply.delay_seconds and not self._hold(reply.delay_seconds, request, reply.release):
             self.close_connection = True
             return
         stream = self.fake.stream_events(request, reply)
@@ -306,11 +306,14 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-    def _hold(self, seconds: float, request: RecordedRequest) -> bool:
-        """Wait ``seconds`` as scripted, watching the connection: ``False`` when the server is stopping or the
-        client closed it meanwhile (recorded as ``closed_by_client``: a client that left stops a slow model)."""
+    def _hold(self, seconds: float, request: RecordedRequest, release: threading.Event | None = None) -> bool:
+        """Wait ``seconds`` as scripted (less once ``release`` is set), watching the connection: ``False`` when
+        the server is stopping or the client closed it meanwhile (recorded as ``closed_by_client``: a client
+        that left stops a slow model)."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0 and not self.fake._stopping.is_set():
+            if release is not None and release.is_set():
+                break
             readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
             if not readable:
                 continue

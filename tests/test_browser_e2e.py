@@ -4,12 +4,13 @@ calls ``transcribe_video``, its tool card and answer, and the same conversation 
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from fake_llm import FakeLLMServer, delayed, openai_text, openai_tool_calls, tool_call, transcription_reply
+from fake_llm import FakeLLMServer, delayed, held, openai_text, openai_tool_calls, tool_call, transcription_reply
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, off_host_requests, open_page, screenshot
 from tests.media_samples import make_video
 from testsupport.streamlit_server import run_streamlit
@@ -81,7 +82,8 @@ def test_browser_chat_with_tool_card_survives_reload(browser: Browser, fake_llm:
 def test_click_during_a_run_applies_at_once_and_the_answer_still_comes(
     browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    fake_llm.chat.push(delayed(openai_text("A slow but complete answer."), 12.0))
+    answered = threading.Event()
+    fake_llm.chat.push(held(openai_text("A slow but complete answer."), answered))
     with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
         page = open_page(browser, server.base_url)
         ask(page, "Take your time")
@@ -90,6 +92,7 @@ def test_click_during_a_run_applies_at_once_and_the_answer_still_comes(
         page.get_by_role("button", name="Add scene").click()  # the run is on the server: the page answers now
         expect(page.get_by_test_id("stSidebar").get_by_text("Scene 1", exact=True)).to_be_visible(timeout=6_000)
         expect(page.get_by_text("A slow but complete answer.")).to_have_count(0)  # still running
+        answered.set()
         expect(page.get_by_text("A slow but complete answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(page.get_by_text("did not finish")).to_have_count(0)
     assert len(fake_llm.chat.requests) == 1

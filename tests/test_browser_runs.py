@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,6 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 from fake_llm import (
     FakeLLMServer,
     delayed,
+    held,
     openai_text,
     openai_tool_calls,
     streamed,
@@ -45,8 +47,9 @@ def test_closing_the_tab_during_a_transcription_keeps_the_run_and_reopening_show
     browser: Browser, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     clip = make_video(tmp_path / "harbour.mp4", seconds=3.0)
+    transcribed = threading.Event()  # the transcriber answers once both reopened tabs have seen the run live
     fake_llm.transcription.push(
-        delayed(transcription_reply("welcome to the old harbour", segments=[(0.0, 2.5, "welcome")]), 40.0)
+        held(transcription_reply("welcome to the old harbour", segments=[(0.0, 2.5, "welcome")]), transcribed)
     )
     fake_llm.chat.push(openai_tool_calls(tool_call("transcribe_video", {})), openai_text(ANSWER))
     with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
@@ -56,8 +59,9 @@ def test_closing_the_tab_during_a_transcription_keeps_the_run_and_reopening_show
         expect(page.get_by_text("Running transcribe_video…")).to_be_visible(timeout=UI_TIMEOUT_MS)
         url = page.url
         page.close()  # the tab goes; the transcription goes on on the server
-        time.sleep(10)
+        time.sleep(3)  # long past the closed session's cleanup, which must not touch the run
         assert len(fake_llm.chat.requests) == 1  # the answer is not in yet: the model waits for the transcript
+        assert not fake_llm.transcription.requests[0].closed_by_client  # nothing gave up on the transcription
 
         reopened = open_page(browser, url)
         second_tab = open_page(browser, url)
@@ -66,6 +70,7 @@ def test_closing_the_tab_during_a_transcription_keeps_the_run_and_reopening_show
             expect(stop_button(tab)).to_be_visible(timeout=UI_TIMEOUT_MS)
         expect(reopened.locator(".progress progress")).to_be_visible(timeout=UI_TIMEOUT_MS)  # the tool's progress
         screenshot(reopened, "run-reopened.png")
+        transcribed.set()
         for tab in (reopened, second_tab):
             expect(tab.get_by_text(ANSWER)).to_be_visible(timeout=UI_TIMEOUT_MS)
             expect(stop_button(tab)).to_have_count(0)
@@ -79,7 +84,8 @@ def test_a_click_during_a_run_seeks_at_once(browser: Browser, fake_llm: FakeLLMS
     fake_llm.transcription.push(
         transcription_reply("one two", segments=[(0.0, 1.0, "first words"), (2.0, 3.5, "second words")])
     )
-    fake_llm.chat.push(delayed(openai_text("A slow but complete answer."), 15.0))
+    answered = threading.Event()
+    fake_llm.chat.push(held(openai_text("A slow but complete answer."), answered))
     with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
         page = open_page(browser, server.base_url)
         upload(page, clip)
@@ -92,6 +98,7 @@ def test_a_click_during_a_run_seeks_at_once(browser: Browser, fake_llm: FakeLLMS
         second_segment.click()  # while the model works
         expect(page.get_by_label("Playhead (seconds, of 0:04)", exact=True)).to_have_value("2.0", timeout=8_000)
         expect(page.get_by_text("A slow but complete answer.")).to_have_count(0)  # still running
+        answered.set()
         expect(page.get_by_text("A slow but complete answer.")).to_be_visible(timeout=UI_TIMEOUT_MS)
     assert len(fake_llm.chat.requests) == 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import httpx
@@ -17,6 +18,7 @@ from fake_llm import (
     gemini_call,
     gemini_function_calls,
     hang,
+    held,
     openai_text,
     openai_tool_calls,
     raw_reply,
@@ -71,6 +73,16 @@ def test_delayed_reply_arrives(fake_llm: FakeLLMServer) -> None:
     fake_llm.chat.push(delayed(openai_text("late"), 0.05))
     reply = _openai(fake_llm).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
     assert reply.choices[0].message.content == "late"
+
+
+def test_a_held_reply_waits_for_its_release_and_no_longer(fake_llm: FakeLLMServer) -> None:
+    release = threading.Event()
+    fake_llm.chat.push(held(openai_text("released"), release, at_most=30))
+    threading.Timer(0.5, release.set).start()
+    started = time.monotonic()
+    reply = _openai(fake_llm).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    assert reply.choices[0].message.content == "released"
+    assert 0.5 <= time.monotonic() - started < 5
 
 
 @pytest.mark.parametrize("fmt", ["json", "verbose_json", "text", "srt", "vtt"])
