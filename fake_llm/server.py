@@ -4,6 +4,7 @@ script (:class:`EndpointScript`), recording it, and writing the reply whole or a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import select
@@ -227,7 +228,7 @@ class FakeLLMServer:
         reply = script.next_reply(request)
         if reply.render is not None:
             rendered, rendered_type = reply.render(request)
-            reply = Reply(reply.status, rendered, rendered_type, reply.headers, reply.delay_seconds, reply.release)
+            reply = dataclasses.replace(reply, body=rendered, content_type=rendered_type, render=None, stream=None)
         return reply, request
 
     def stream_events(self, request: RecordedRequest, reply: Reply) -> tuple[list[bytes], bytes | None] | None:
