@@ -9,6 +9,7 @@ One server with a model and one without serve the whole module (each test opens 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -227,11 +228,13 @@ def test_a_search_redraws_the_conversation_list_and_the_box_keeps_its_words(
 def test_a_project_is_deleted_after_a_question_with_its_media_and_conversations(
     browser: Browser, server: StreamlitServer, data_dir: Path, viewport: tuple[int, int]
 ) -> None:
-    project_id, ids = project_with_chats(data_dir, f"Doomed {viewport[0]}", ["Storm"])
+    wreck = f"Wreck {viewport[0]}"  # no other project of the module has a chat of this name
+    project_id, ids = project_with_chats(data_dir, f"Doomed {viewport[0]}", [wreck])
     storage = SqliteStorage(data_dir)
     asset = storage.import_asset(project_id, "take.wav", io.BytesIO(tiny_wav(viewport[0])))
     media_file = stored_path(storage, asset.id)
-    page = open_page(browser, f"{server.base_url}/?project={project_id}&chat={ids['Storm']}", viewport)
+    page = open_page(browser, f"{server.base_url}/?project={project_id}&chat={ids[wreck]}", viewport)
+    expect(page.get_by_text(f"Answer in {wreck}")).to_be_visible(timeout=UI_TIMEOUT_MS)
     open_sidebar(page)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text("New, rename or delete project").click()
@@ -240,9 +243,11 @@ def test_a_project_is_deleted_after_a_question_with_its_media_and_conversations(
         sidebar.get_by_text(f"Delete “Doomed {viewport[0]}” with its 1 media file and 1 conversation?")
     ).to_be_visible(timeout=UI_TIMEOUT_MS)
     sidebar.get_by_role("button", name="Yes, delete the project").click()
-    expect(page).not_to_have_url(f"{server.base_url}/?project={project_id}", timeout=UI_TIMEOUT_MS)
-    expect(page.get_by_text("Answer in Storm")).to_have_count(0, timeout=UI_TIMEOUT_MS)
-    assert storage.get_project(project_id) is None and storage.get_conversation(ids["Storm"]) is None
+    # Another project opens (the first one left, with its latest chat): nothing of the deleted one stays.
+    expect(page).not_to_have_url(re.compile(project_id), timeout=UI_TIMEOUT_MS)
+    expect(page.get_by_text(f"Answer in {wreck}")).to_have_count(0, timeout=UI_TIMEOUT_MS)
+    expect(sidebar.get_by_role("combobox", name="Project")).not_to_contain_text(f"Doomed {viewport[0]}")
+    assert storage.get_project(project_id) is None and storage.get_conversation(ids[wreck]) is None
     assert media_file is not None and not media_file.exists()
     storage.close()
     page.close()
