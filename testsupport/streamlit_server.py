@@ -44,7 +44,8 @@ def run_streamlit(
 ) -> Iterator[StreamlitServer]:
     """Start ``streamlit run <script>`` headless on ``port`` (a free loopback port unless given: a sign-in's
     redirect URI names it before the server starts) with ``env`` added to the environment; yield once
-    ``/_stcore/health`` answers; terminate (then kill) the process on exit."""
+    ``/_stcore/health`` answers; terminate (then kill) the process on exit. A failure inside the block prints
+    the end of the server's log, for the failed test's report."""
     port = port or free_port()
     output_path = log_dir / f"streamlit-{port}.log"
     full_env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **env}
@@ -68,7 +69,12 @@ def run_streamlit(
             if time.monotonic() > deadline:
                 raise RuntimeError(f"streamlit did not start in {STARTUP_TIMEOUT} s:\n{server.output()[-3000:]}")
             time.sleep(0.1)
-        yield server
+        try:
+            yield server
+        except BaseException:
+            # pytest shows a failed test's captured output: the server's own words on what went wrong.
+            print(f"--- the last of {output_path.name} ---\n{server.output()[-6000:]}")
+            raise
     finally:
         stop(process)
 
