@@ -89,6 +89,17 @@ def open_sidebar(page: Page) -> None:
     page.wait_for_selector(IDLE, timeout=UI_TIMEOUT_MS)
 
 
+def settle(page: Page) -> None:
+    """Wait until no run draws the page and no transition moves it (an expander opening, a panel growing):
+    a click while either goes on can land on a spot the element has just left, and do nothing."""
+    page.wait_for_selector(IDLE, timeout=UI_TIMEOUT_MS)
+    page.wait_for_function(
+        "() => document.getAnimations().every(a => a.playState !== 'running'"
+        " || a.effect?.getTiming().iterations === Infinity)",
+        timeout=UI_TIMEOUT_MS,
+    )
+
+
 def wholly_on_screen(page: Page, test_id: str, viewport: tuple[int, int], shot: str) -> None:
     box = page.get_by_test_id(test_id)
     expect(box).to_be_visible(timeout=UI_TIMEOUT_MS)
@@ -193,12 +204,14 @@ def test_the_markdown_export_shows_a_question_as_text(
     assert "```" not in text
     assert "\\# Storm  \nline two \\$5\n" in text  # as typed, as text: no heading, no code block
     sidebar.get_by_label("Rename this conversation to").fill("Storm of 1987")
+    settle(page)
     sidebar.get_by_role("button", name="Rename conversation").click()
     expect(sidebar.get_by_role("button", name="Storm of 1987 —")).to_be_visible(timeout=UI_TIMEOUT_MS)
     expect(
         sidebar.get_by_role("button", name="Delete this chat", exact=True)
     ).to_be_visible()  # still shown after a rename
     screenshot(page, f"edges-manage-chat-{viewport[0]}x{viewport[1]}.png")
+    settle(page)
     manage.click()
     expect(sidebar.get_by_role("button", name="Delete this chat", exact=True)).to_have_count(0, timeout=UI_TIMEOUT_MS)
     page.close()
@@ -238,10 +251,12 @@ def test_a_project_is_deleted_after_a_question_with_its_media_and_conversations(
     open_sidebar(page)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text("New, rename or delete project").click()
+    settle(page)
     sidebar.get_by_role("button", name="Delete this project").click()
     expect(
         sidebar.get_by_text(f"Delete “Doomed {viewport[0]}” with its 1 media file and 1 conversation?")
     ).to_be_visible(timeout=UI_TIMEOUT_MS)
+    settle(page)
     sidebar.get_by_role("button", name="Yes, delete the project").click()
     # Another project opens (the first one left, with its latest chat): nothing of the deleted one stays.
     expect(page).not_to_have_url(re.compile(project_id), timeout=UI_TIMEOUT_MS)
