@@ -11,11 +11,11 @@ echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 echo "== mypy"; .venv/bin/mypy
-echo "== pytest"
+echo "== pytest (the 40 slowest steps are listed at the end: where the run's time goes)"
 peak_file="$(mktemp)"
 trap 'rm -f "$peak_file"' EXIT
 status=0
-/usr/bin/time -f "%M" -o "$peak_file" .venv/bin/python -m pytest "$@" || status=$?
+/usr/bin/time -f "%M" -o "$peak_file" .venv/bin/python -m pytest --durations=40 "$@" || status=$?
 # %M: the largest resident set of pytest or of any one process it started (not their sum), in KB.
 echo "== peak memory: $(($(tail -n 1 "$peak_file") / 1024)) MB resident (the largest process of the test run)"
 exit "$status"
