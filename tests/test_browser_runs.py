@@ -162,7 +162,14 @@ def test_a_tool_card_opened_while_the_answer_streams_stays_open_as_text_arrives_
         upload(page, clip)
         ask(page, "What is said?")
         expect(page.get_by_text("word3", exact=False).first).to_be_visible(timeout=UI_TIMEOUT_MS)
-        page.locator("details.card > summary").first.click()  # the reader opens the tool step mid-answer
+        # The reader opens the tool step mid-answer with a slow click: the answer redraws between the press
+        # and the release, and the summary pressed must still be there to take the click.
+        summary = page.locator("details.card > summary").first.bounding_box()
+        assert summary is not None
+        page.mouse.move(summary["x"] + summary["width"] / 2, summary["y"] + summary["height"] / 2)
+        page.mouse.down()
+        expect(page.get_by_text("word9", exact=False).first).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.mouse.up()
         opened = page.locator("details.card[open]")
         expect(opened).to_have_count(1)
         expect(page.get_by_text("word40", exact=False).first).to_be_visible(timeout=UI_TIMEOUT_MS)

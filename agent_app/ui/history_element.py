@@ -4,8 +4,9 @@ Drawing each bubble with Streamlit's elements (a chat message, its Markdown, its
 buttons, a Copy component) cost the server about sixty elements and two dozen widgets per conversation
 on every load and switch; one element carrying the bubbles' HTML costs one. The HTML is made on the
 server (:mod:`~agent_app.ui.chat_html`, everything a model or a user wrote escaped); this element only
-sets it, keyed by bubble so an unchanged bubble keeps its text selection (a tool card the reader opened
-stays open when its bubble is redrawn, as the live answer is while it streams, and once it is stored), and
+sets it, keyed by bubble, and changes a redrawn bubble node by node rather than replacing it, so a click
+pressed while the live answer redraws still lands (a tool card the reader opened stays open when its bubble
+is redrawn, as the live answer is while it streams, and once it is stored), and
 turns clicks into actions: Copy runs in the browser; Edit, Regenerate and "show more" are sent to the
 server as one trigger (:class:`HistoryAction`), handled by the chat's callback before the next run.
 Our own fixed script and style: no model or user text is ever part of them.
@@ -70,6 +71,31 @@ const copyText = async (text) => {
 
 const openCalls = new Set();  // tool cards the reader opened (by call), kept open when their bubble is redrawn
 
+// Make ``from`` look like ``to``, node by node, keeping each node that stays: a node replaced between a
+// press and its release takes no click (a card's summary while the live answer redraws), and loses its
+// text selection. A card's ``open`` is the reader's, never the server's.
+const morph = (from, to) => {
+  if (from.nodeType !== to.nodeType || from.nodeName !== to.nodeName) { from.replaceWith(to); return; }
+  if (from.nodeType !== Node.ELEMENT_NODE) {
+    if (from.nodeValue !== to.nodeValue) { from.nodeValue = to.nodeValue; }
+    return;
+  }
+  const keepOpen = from instanceof HTMLDetailsElement;
+  for (const { name } of Array.from(from.attributes)) {
+    if (!to.hasAttribute(name) && !(keepOpen && name === "open")) { from.removeAttribute(name); }
+  }
+  for (const { name, value } of Array.from(to.attributes)) {
+    if (from.getAttribute(name) !== value) { from.setAttribute(name, value); }
+  }
+  morphChildren(from, to);
+};
+const morphChildren = (from, to) => {
+  const olds = Array.from(from.childNodes);
+  const news = Array.from(to.childNodes);
+  news.forEach((child, i) => { if (i < olds.length) { morph(olds[i], child); } else { from.appendChild(child); } });
+  olds.slice(news.length).forEach((child) => child.remove());
+};
+
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   let root = parentElement.querySelector("div.history");
@@ -113,7 +139,9 @@ export default function (component) {
       node.dataset.key = bubble.key;
     }
     if (node.drawnHtml !== bubble.html) {
-      node.innerHTML = bubble.html;
+      const drawn = document.createElement("div");
+      drawn.innerHTML = bubble.html;
+      morphChildren(node, drawn);  // the bubble's own node keeps its key
       node.drawnHtml = bubble.html;
       node.querySelectorAll("details[data-call]").forEach((card) => {
         if (openCalls.has(card.dataset.call)) { card.open = true; }
