@@ -7,15 +7,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-packages.sh chromium fonts-liberation espeak-ng iproute2 time postgresql-15
 bash scripts/setup.sh requirements-dev.txt
-echo "== ruff"
+echo "== ruff (set-up took ${SECONDS} s)"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-echo "== mypy"; .venv/bin/mypy
-echo "== pytest (the 40 slowest steps are listed at the end: where the run's time goes)"
+echo "== mypy (${SECONDS} s in)"; .venv/bin/mypy
+echo "== pytest (${SECONDS} s in; the 40 slowest steps are listed at the end: where the run's time goes)"
 peak_file="$(mktemp)"
 trap 'rm -f "$peak_file"' EXIT
 status=0
 /usr/bin/time -f "%M" -o "$peak_file" .venv/bin/python -m pytest --durations=40 "$@" || status=$?
 # %M: the largest resident set of pytest or of any one process it started (not their sum), in KB.
 echo "== peak memory: $(($(tail -n 1 "$peak_file") / 1024)) MB resident (the largest process of the test run)"
+echo "== done in ${SECONDS} s"
 exit "$status"
