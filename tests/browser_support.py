@@ -90,7 +90,14 @@ def ask(page: Page, text: str) -> None:
     box = page.get_by_placeholder("Ask about your media…")
     expect(box).to_be_enabled(timeout=UI_TIMEOUT_MS)
     expect(stop_button(page)).to_have_count(0, timeout=UI_TIMEOUT_MS)
+    send_typed(page, box, text)
+
+
+def send_typed(page: Page, box: Locator, text: str) -> None:
+    """``text`` typed into the chat input ``box`` and sent with Enter once the input has taken it (its Send
+    button enabled): an Enter that comes before the input's own state has the text sends nothing."""
     box.fill(text)
+    expect(page.get_by_test_id("stChatInputSubmitButton")).to_be_enabled(timeout=UI_TIMEOUT_MS)
     box.press("Enter")
 
 

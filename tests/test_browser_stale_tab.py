@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect
 
 from fake_llm import FakeLLMServer, openai_text, streamed
 from fake_llm.streams import StreamScript
-from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot, stop_button
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot, send_typed, stop_button
 from testsupport.streamlit_server import run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -48,8 +48,7 @@ def stored(data: Path) -> tuple[list[tuple[str, str]], list[str]]:
 def send_in_box(tab: Page, text: str) -> Locator:
     """``text`` typed in the chat input and sent (Enter); the box."""
     box = tab.get_by_test_id("stChatInputTextArea")
-    box.fill(text)
-    box.press("Enter")
+    send_typed(tab, box, text)
     return box
 
 
