@@ -159,9 +159,13 @@ def _render_open_conversation(
         on_click=_toggle_manage,
         args=(workspace, conversation.id),
     )
+    # One slot, always drawn: hidden, it is drawn empty, which replaces the panel in the browser within the
+    # same run (a panel left out of the run would wait for the browser to clear it as stale, and a browser
+    # busy with the next fragment's run was seen keeping it).
+    slot = st.empty()
     if not shown:
         return
-    with st.container(border=True):
+    with slot.container(border=True):
         rename = functools.partial(workspace.storage.rename_conversation, conversation.id)
         rename_field(
             workspace.state, _RENAME, "conversation", rename, redraw_chat, placeholder=conversation.title or "Untitled"
