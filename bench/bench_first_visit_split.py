@@ -4,10 +4,10 @@ websocket session and the script's run). Against Streamlit's hello world in the 
 
 For each page (``bench/hello_page.py`` and ours at the small case of ``bench_page_load``), Chromium opens it
 in a new browser context (nothing cached) and the bench records every static file it fetched; the same files
-are then fetched again over plain HTTP, with the browser's request headers, and the server's CPU for them is
-the static share. Printed: each share, and the floor of the first-visit ratio: ours with its own static files
-but hello world's session and run, which no change to our script can go below while the page draws the kinds
-of element it draws.
+are then fetched again over plain HTTP on one connection, with the browser's request headers, and the
+server's CPU for them is the static share. Printed: each share, and the floor of the first-visit ratio: ours
+with its own static files but hello world's session and run, which no change to our script can go below
+while the page draws the kinds of element it draws.
 
 Run: ``.venv/bin/python -m bench.bench_first_visit_split`` (about a minute; needs Debian's chromium).
 """
@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
-from pathlib import Path
 
 import httpx
-from playwright.sync_api import Browser, Request, sync_playwright
+from playwright.sync_api import Browser, Request
 
 from bench.bench_page_load import (
     IDLE,
@@ -28,13 +26,12 @@ from bench.bench_page_load import (
     TIMEOUT_MS,
     USABLE_INPUT,
     VIEWPORT,
+    chromium,
     page_load,
-    seed,
+    seeded_world,
     settled_cpu,
     verdict,
 )
-from fake_llm import FakeLLMServer
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, app_env
 from testsupport.streamlit_server import StreamlitServer, run_streamlit
 
 STATIC_PREFIX = "/static/"
@@ -61,37 +58,39 @@ def static_requests(browser: Browser, server: StreamlitServer, query: str) -> li
 
 
 def static_cpu(server: StreamlitServer, fetched: list[tuple[str, dict[str, str]]]) -> tuple[float, int]:
-    """Server CPU and bytes on the wire for fetching ``fetched`` once, one after another as plain HTTP requests."""
+    """Server CPU and bytes on the wire for fetching ``fetched`` once, one after another on one kept-alive
+    connection (as the browser reuses its connections)."""
     before = settled_cpu(server)
     size = 0
-    for url, headers in fetched:
-        sent = {name: value for name, value in headers.items() if not name.startswith(":")}
-        with httpx.stream("GET", url, headers=sent, timeout=60) as response:
-            size += sum(len(chunk) for chunk in response.raise_for_status().iter_raw())  # as sent, undecoded
+    with httpx.Client(timeout=60) as client:
+        for url, headers in fetched:
+            sent = {name: value for name, value in headers.items() if not name.startswith(":")}
+            with client.stream("GET", url, headers=sent) as response:
+                size += sum(len(chunk) for chunk in response.raise_for_status().iter_raw())  # as sent, undecoded
     return settled_cpu(server) - before, size
 
 
 def run(browser: Browser, hello: StreamlitServer, ours: StreamlitServer, query: str, loads: int) -> None:
     page_load(browser, hello, "")  # warm both servers' imports and caches before measuring anything
     page_load(browser, ours, query)
-    totals: dict[str, list[float]] = {"hello": [], "ours": []}
-    statics: dict[str, list[float]] = {"hello": [], "ours": []}
-    files: dict[str, tuple[int, int]] = {}
+    pages = {"hello": (hello, ""), "ours": (ours, query)}
+    fetched = {name: static_requests(browser, server, address) for name, (server, address) in pages.items()}
+    totals: dict[str, list[float]] = {name: [] for name in pages}
+    statics: dict[str, list[float]] = {name: [] for name in pages}
+    sizes: dict[str, int] = {}
     for _ in range(loads):
-        for name, server, address in (("hello", hello, ""), ("ours", ours, query)):
+        for name, (server, address) in pages.items():
             totals[name].append(page_load(browser, server, address).cpu)
-            fetched = static_requests(browser, server, address)
-            cpu, size = static_cpu(server, fetched)
+            cpu, sizes[name] = static_cpu(server, fetched[name])
             statics[name].append(cpu)
-            files[name] = (len(fetched), size)
     mean = {name: statistics.mean(values) for name, values in totals.items()}
     static = {name: statistics.mean(values) for name, values in statics.items()}
     print(f"first visit (a new browser context), Chromium at 1440x900, {loads} loads each; CPU: the mean")
-    for name in ("hello", "ours"):
-        count, size = files[name]
+    for name in pages:
         share = static[name] / mean[name]
-        print(f"{name:<6} server CPU per load {mean[name]:.4f} s; its {count} static files ({size / 1e6:.2f} MB) "
-              f"{static[name]:.4f} s ({share:.0%}); the rest {mean[name] - static[name]:.4f} s")  # fmt: skip
+        print(f"{name:<6} server CPU per load {mean[name]:.4f} s; its {len(fetched[name])} static files "
+              f"({sizes[name] / 1e6:.2f} MB) {static[name]:.4f} s ({share:.0%}); the rest "
+              f"{mean[name] - static[name]:.4f} s")  # fmt: skip
     verdict("server CPU per page load vs hello world", mean["ours"], mean["hello"], LOAD_TARGET, "s")
     floor = static["ours"] + (mean["hello"] - static["hello"])
     verdict("floor: our static files, hello's session+run", floor, mean["hello"], LOAD_TARGET, "s")
@@ -101,17 +100,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--loads", type=int, default=5, help="first visits per page")
     loads = parser.parse_args().loads
-    with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as fake, sync_playwright() as playwright:
-        work = Path(tmp)
-        data_dir = work / "data"
-        query = seed(data_dir, work)["small"]
-        env = app_env(fake, data_dir)
-        with run_streamlit(env, work, "bench/hello_page.py") as hello, run_streamlit(env, work) as ours:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                run(browser, hello, ours, query, loads)
-            finally:
-                browser.close()
+    with (
+        seeded_world() as (work, queries, env, playwright),
+        run_streamlit(env, work, "bench/hello_page.py") as hello,
+        run_streamlit(env, work) as ours,
+        chromium(playwright) as browser,
+    ):
+        run(browser, hello, ours, queries["small"], loads)
 
 
 if __name__ == "__main__":

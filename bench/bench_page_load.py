@@ -24,11 +24,12 @@ import io
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 from agent_app.media.transcript_cache import CacheKey, TranscriptCache
 from agent_app.media.transcript_types import Transcript
@@ -261,25 +262,39 @@ def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int)
                     SIZE_TARGET, "s")  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--loads", type=int, default=5, help="page loads per case (median reported)")
-    loads = parser.parse_args().loads
+@contextmanager
+def seeded_world() -> Iterator[tuple[Path, dict[str, str], dict[str, str], Playwright]]:
+    """What a page bench runs in: a temporary folder whose data :func:`seed` filled, the cases' addresses,
+    the servers' environment (the fake model's), and Playwright."""
     with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as fake, sync_playwright() as playwright:
         work = Path(tmp)
         data_dir = work / "data"
         queries = seed(data_dir, work)
-        env = app_env(fake, data_dir)
-        with (
-            run_streamlit(env, work, "bench/hello_page.py") as hello,
-            run_streamlit(env, work) as ours,
-            run_streamlit(env, work, "bench/switch_floor_page.py") as floor,
-        ):
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                run(browser, Servers(hello, ours, floor), queries, loads)
-            finally:
-                browser.close()
+        yield work, queries, app_env(fake, data_dir), playwright
+
+
+@contextmanager
+def chromium(playwright: Playwright) -> Iterator[Browser]:
+    """Debian's Chromium, closed at the end."""
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--loads", type=int, default=5, help="page loads per case (median reported)")
+    loads = parser.parse_args().loads
+    with (
+        seeded_world() as (work, queries, env, playwright),
+        run_streamlit(env, work, "bench/hello_page.py") as hello,
+        run_streamlit(env, work) as ours,
+        run_streamlit(env, work, "bench/switch_floor_page.py") as floor,
+        chromium(playwright) as browser,
+    ):
+        run(browser, Servers(hello, ours, floor), queries, loads)
 
 
 if __name__ == "__main__":
