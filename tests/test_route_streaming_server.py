@@ -169,7 +169,8 @@ def test_clients_that_leave_in_any_phase_stop_the_model_and_free_their_slots_at_
 def test_an_endless_stream_is_cut_by_time_or_size_with_a_clear_error_and_the_text_so_far(
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    endless = 100_000  # pieces: minutes of text, as good as forever here
+    endless = 2_000  # pieces: 100 s of slow text, as good as forever here; the fake server builds every event
+    # before its first one goes out, and 100k pieces took it 1.5 s of the 2 s bound (a flake on a busy machine)
     fake_llm.chat.push(
         openai_text("warm"),  # a first answer: the server's first request also loads the SDK, on a busy machine
         streamed(openai_text("s" * endless), StreamScript(pieces=endless, delay_seconds=0.05)),  # slow: the time bound
