@@ -140,25 +140,30 @@ def test_slow_chats_never_hold_up_the_page_health_or_media(fake_llm: FakeLLMServ
 def test_clients_that_leave_in_any_phase_stop_the_model_and_free_their_slots_at_once(
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    slow = 20.0
+    slow = 30.0
     fake_llm.chat.push(
+        openai_text("warm"),  # a first answer: the server's first request also loads the SDK, on a busy machine
         delayed(openai_text("never read"), slow),  # the provider's headers come late
         streamed(openai_text("late text"), StreamScript(pieces=1, delay_seconds=slow)),  # headers, then no text
-        streamed(openai_text("a b c d e f"), StreamScript(pieces=6, delay_seconds=slow / 4)),  # text, then slow
+        streamed(openai_text("a b c d e f"), StreamScript(pieces=6, delay_seconds=5)),  # text, then slow
     )
     fake_llm.chat.default = openai_text("served")
     env = _env(fake_llm, tmp_path / "data", AGENT_MAX_CONCURRENT_CHATS="3")
     with run_streamlit(env, tmp_path) as server, httpx.Client(timeout=30) as http:
         url = f"{server.base_url}/api/agent/chat"
+        # Without the warming answer a client giving up after 1 s could leave before the route reached the
+        # model at all, and the replies below went to the wrong clients (seen on a busy machine).
+        assert http.post(url, json=HELLO).json()["content"] == "warm"
         started = time.monotonic()
-        gives_up = httpx.Timeout(30, read=1.0)
+        gives_up = httpx.Timeout(30, read=2.0)
         with pytest.raises(httpx.ReadTimeout):  # a JSON client that gives up while the model has not answered
             http.post(url, json=HELLO, timeout=gives_up)
         with pytest.raises(httpx.ReadTimeout), connect_sse(http, "POST", url, json=HELLO, timeout=gives_up) as source:
             next(source.iter_sse())  # an SSE client that gives up before the first text
         with connect_sse(http, "POST", url, json=HELLO) as source:  # one that leaves mid-answer
             assert next(source.iter_sse()).event == "text"
-        for request in fake_llm.chat.requests:
+        assert len(fake_llm.chat.requests) == 4  # each client's request reached the model before it left
+        for request in fake_llm.chat.requests[1:]:
             assert request.answered.wait(3)
             assert request.closed_by_client
         answer = http.post(url, json=HELLO)
