@@ -8,13 +8,16 @@ context, nothing cached) and a revisit (Streamlit's hashed static files in the b
 conversation in the sidebar against a hello-world rerun (server CPU and time, ≤ 1.5x), next to the floor: the
 same switch on ``bench/switch_floor_page.py`` (a third server: two keyed fragments, one HTML block of 13
 messages and a chat input in one, two buttons in the other), the least a switch can draw, which shows how much
-of the 1.5x Streamlit's own fragment machinery takes; and the page load of a 1,000-message conversation, a
-200-asset library and a one-hour transcript against the small case (≤ 1.5x each).
+of the 1.5x Streamlit's own fragment machinery takes; the page load's floor: ``bench/load_floor_page.py`` (a
+fourth server) drawing the elements our page draws on the small case from constants, first visit and revisit,
+which shows how much of the load Streamlit charges for that much on a page before any of our work; and the
+page load of a 1,000-message conversation, a 200-asset library and a one-hour transcript against the small
+case (≤ 1.5x each).
 Server CPU is the server process's CPU time (its CPU clock, :mod:`bench.process_cpu`), from the navigation
 (or the click) until the page is idle (Streamlit's ``data-test-script-state``) and the server has stopped
-working. All three servers run with the repository's ``.streamlit/config.toml``.
+working. All four servers run with the repository's ``.streamlit/config.toml``.
 
-Run: ``.venv/bin/python -m bench.bench_page_load`` (about three minutes; needs Debian's chromium).
+Run: ``.venv/bin/python -m bench.bench_page_load`` (about four minutes; needs Debian's chromium).
 """
 
 from __future__ import annotations
@@ -189,12 +192,14 @@ def verdict(name: str, ours: float, base: float, target: float, unit: str) -> No
 
 @dataclass
 class Servers:
-    """The run's three servers, each on the same data and config."""
+    """The run's four servers, each on the same data and config."""
 
     hello: StreamlitServer
     ours: StreamlitServer
     floor: StreamlitServer
     """The least a switch can draw (``bench/switch_floor_page.py``)."""
+    load_floor: StreamlitServer
+    """Our page's elements from constants (``bench/load_floor_page.py``)."""
 
 
 def _switch_pages(browser: Browser, servers: Servers, query: str) -> tuple[Page, Page, Page]:
@@ -211,23 +216,29 @@ def _switch_pages(browser: Browser, servers: Servers, query: str) -> tuple[Page,
 
 
 def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int) -> None:
-    hello, ours, floor = servers.hello, servers.ours, servers.floor
-    page_load(browser, hello, "")  # warm both servers' imports and caches before measuring anything
+    hello, ours, floor, load_floor = servers.hello, servers.ours, servers.floor, servers.load_floor
+    page_load(browser, hello, "")  # warm the servers' imports and caches before measuring anything
+    page_load(browser, load_floor, "")
     for query in queries.values():
         page_load(browser, ours, query)
     base: list[Sample] = []
     cases: dict[str, list[Sample]] = {case: [] for case in queries}
-    hello_again, ours_again = browser.new_context(viewport=VIEWPORT), browser.new_context(viewport=VIEWPORT)  # type: ignore[arg-type]
+    hello_again, ours_again, floor_again = (browser.new_context(viewport=VIEWPORT) for _ in range(3))  # type: ignore[arg-type]
     page_load(browser, hello, "", hello_again)  # each context's cache filled once
     page_load(browser, ours, queries["small"], ours_again)
+    page_load(browser, load_floor, "", floor_again)
     base_revisits: list[Sample] = []
     revisits: list[Sample] = []
+    floor_loads: list[Sample] = []
+    floor_revisits: list[Sample] = []
     for _ in range(loads):
         base.append(page_load(browser, hello, ""))
         for case, query in queries.items():
             cases[case].append(page_load(browser, ours, query))
+        floor_loads.append(page_load(browser, load_floor, ""))
         base_revisits.append(page_load(browser, hello, "", hello_again))
         revisits.append(page_load(browser, ours, queries["small"], ours_again))
+        floor_revisits.append(page_load(browser, load_floor, "", floor_again))
     hello_page, our_page, floor_page = _switch_pages(browser, servers, queries["small"])
     reruns: list[Sample] = []
     switches: list[Sample] = []
@@ -248,6 +259,12 @@ def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int)
             LOAD_TARGET, "s")  # fmt: skip
     verdict("revisit: navigation to usable input vs hello", median(revisits, "seconds"),
             median(base_revisits, "seconds"), NAVIGATION_TARGET, "s")  # fmt: skip
+    print("floor: our page's elements from constants vs hello world (bench/load_floor_page.py: Streamlit's share)")
+    for label, samples, baseline in (("load", floor_loads, base), ("revisit", floor_revisits, base_revisits)):
+        verdict(f"floor: {label} server CPU vs hello world", median(samples, "cpu"), median(baseline, "cpu"),
+                LOAD_TARGET, "s")  # fmt: skip
+        verdict(f"floor: {label} navigation vs hello world", median(samples, "seconds"),
+                median(baseline, "seconds"), NAVIGATION_TARGET, "s")  # fmt: skip
     verdict("switch conversation CPU vs hello rerun", median(switches, "cpu"), median(reruns, "cpu"),
             SWITCH_TARGET, "s")  # fmt: skip
     verdict("switch conversation time vs hello rerun", median(switches, "seconds"), median(reruns, "seconds"),
@@ -292,9 +309,10 @@ def main() -> None:
         run_streamlit(env, work, "bench/hello_page.py") as hello,
         run_streamlit(env, work) as ours,
         run_streamlit(env, work, "bench/switch_floor_page.py") as floor,
+        run_streamlit(env, work, "bench/load_floor_page.py") as load_floor,
         chromium(playwright) as browser,
     ):
-        run(browser, Servers(hello, ours, floor), queries, loads)
+        run(browser, Servers(hello, ours, floor, load_floor), queries, loads)
 
 
 if __name__ == "__main__":
