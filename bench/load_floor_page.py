@@ -1,9 +1,8 @@
 """The floor of ``bench_page_load``'s page load: the elements our page draws on the bench's small case, the
 same kinds in the same containers and fragments (a keyed chat part with the idle watch inside it, a keyed
 list part, our three components with their own script and style), drawn from constants: no settings, no
-storage, no Markdown, no media fetched (the
-player plays silence from a ``data:`` address). What it costs over hello world is what Streamlit charges for a page
-with that much on it, before any of our work.
+storage, no Markdown, no media fetched (the player plays silence from a ``data:`` address). What it costs over
+hello world is what Streamlit charges for a page with that much on it, before any of our work.
 
 The element list follows what our page sends on that load (its deltas, recorded once with a hook on
 ``ScriptRunContext.enqueue``); a change to the page's layout should be copied here.
@@ -29,9 +28,9 @@ _WORDS = _SENTENCE.split(" ")
 _BUBBLES = [
     Bubble(
         key=f"m{number}",
-        html=f"<div class='bubble'><p>{' '.join(_WORDS)} ({number}).</p>"
+        html=f"<div class='bubble'><p>{_SENTENCE} ({number}).</p>"
         f"<ul><li>{' '.join(_WORDS[:6])}</li><li>{' '.join(_WORDS[6:])}</li></ul></div>" * 3,
-        copy_text=" ".join(_WORDS),
+        copy_text=_SENTENCE,
     )
     for number in range(13)
 ]
@@ -52,7 +51,9 @@ _ROWS = [
 
 def _silence_url() -> str:
     """A tenth of a second of silence as a ``data:`` address: the player loads it without a request (our
-    page's player streams its clip from the media route, which is our work, not Streamlit's)."""
+    page's player streams its clip from the media route, which is our work, not Streamlit's). 8 kHz 8-bit,
+    not ``testsupport.media_factory.tiny_wav``'s 16 kHz 16-bit: its 4 kB address would make the floor's player
+    element larger than our page's."""
     sink = io.BytesIO()
     with wave.open(sink, "wb") as clip:
         clip.setnchannels(1)
@@ -137,7 +138,7 @@ with left:
         st.selectbox("Language", ["Detect", "English"], key="floor_language")
         st.button("Transcribe", key="floor_transcribe")
     st.container(key="floor_progress")
-    st.caption("12 segments · English")
+    st.caption(f"{len(_ROWS)} segments · English")
     with st.container(horizontal=True):
         for name in ("Text", "SRT", "VTT", "JSON"):
             st.download_button(name, data=name, file_name=f"clip.{name.lower()}", key=f"floor_download_{name}")
