@@ -21,6 +21,7 @@ from agent_app.ui.history_element import Bubble, render_bubbles
 from agent_app.ui.layout_css import apply_layout
 from agent_app.ui.live_turn import WATCH_SECONDS
 from agent_app.ui.player_element import media_player
+from agent_app.ui.refresh_timer import render_refresh_timer
 from agent_app.ui.transcript_element import PageActions, transcript_page
 
 _SENTENCE = "so the tomatoes go in first and then we let them simmer for a while"
@@ -71,7 +72,8 @@ def _nothing(_value: object = None) -> None:
 
 
 def _watch_part() -> None:
-    """The idle watch: our page's looks for a run started elsewhere and draws nothing."""
+    """The idle watch: our page's looks for a run started elsewhere and draws nothing but its timer."""
+    render_refresh_timer(WATCH_SECONDS, name="floor_watch")
 
 
 def _chat_part() -> None:
@@ -83,7 +85,7 @@ def _chat_part() -> None:
     st.chat_input("Ask about your project")  # before the history, as our page's: usable first
     with history:
         render_bubbles(_BUBBLES, key="floor_history")
-        st.fragment(_watch_part, run_every=WATCH_SECONDS)()
+        st.fragment(_watch_part)()
 
 
 def _list_part() -> None:

@@ -10,7 +10,9 @@ stylesheet (our own fixed text, keyed to the ``st-key-…`` classes Streamlit gi
   window, so the input is on the first screen; the player and the transcript follow below it;
 * the chat's title on one line (cut with an ellipsis, whole in its help tooltip): a long first question no longer
   pushes the input below the window;
-* the closed sidebar's toggle labelled with what it opens (Streamlit draws an arrow alone).
+* the closed sidebar's toggle labelled with what it opens (Streamlit draws an arrow alone);
+* the refresh timers (:mod:`~agent_app.ui.refresh_timer`) out of the layout: drawn as nothing, they would
+  still take a gap.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import streamlit as st
 CHAT_COLUMN_KEY = "chat_column"
 CHAT_HISTORY_KEY = "chat_history"
 CHAT_TITLE_KEY = "chat_title"
+TIMER_KEY_SUFFIX = "_refresh_timer"
 
 _COLUMN = f'div[data-testid="stColumn"]:has(.st-key-{CHAT_COLUMN_KEY})'
 _HISTORY = f'div[data-testid="stLayoutWrapper"]:has(> .st-key-{CHAT_HISTORY_KEY})'
@@ -35,6 +38,7 @@ _CSS = f"""<style>
   {_HISTORY}, .st-key-{CHAT_HISTORY_KEY} {{ --chat-height: max(12rem, calc(100dvh - 23rem)); }}
 }}
 .st-key-{CHAT_TITLE_KEY} h3 {{ white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }}
+.stElementContainer[class*="{TIMER_KEY_SUFFIX} "] {{ display: none; }}
 [data-testid="stExpandSidebarButton"]::after {{
   content: "Projects & chats"; margin-left: 0.25rem; font-size: 0.875rem; white-space: nowrap;
 }}

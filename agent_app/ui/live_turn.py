@@ -1,12 +1,12 @@
 """The parts of the chat that refresh by themselves: the running turn, and a watch for a run another tab or
 process starts in the open conversation.
 
-Each is a fragment of its own with ``run_every``, so a refresh redraws that part alone, never the
-conversation, the sidebar or the player. A refresh first compares the run's (or the conversation's) version
-in :class:`~agent_app.runs.wakeups.RunWakeups` with the one it last drew: equal, it redraws from what the
-session keeps and reads nothing from storage; moved, it reads the run and its new events (and, after a new
-message, the turn's messages). The one read without news: when the run's lease, as last read, has run out
-(its server may be gone; a live server has renewed it, and the next read is a lease later).
+Each is a fragment of its own with a timer (:mod:`~agent_app.ui.refresh_timer`), so a refresh redraws that
+part alone, never the conversation, the sidebar or the player. A refresh first compares the run's (or the
+conversation's) version in :class:`~agent_app.runs.wakeups.RunWakeups` with the one it last drew: equal, it
+redraws from what the session keeps and reads nothing from storage; moved, it reads the run and its new events
+(and, after a new message, the turn's messages). The one read without news: when the run's lease, as last
+read, has run out (its server may be gone; a live server has renewed it, and the next read is a lease later).
 A run that starts or ends reruns the page once (the input, the history and the notices change).
 """
 
@@ -21,6 +21,7 @@ from agent_app.runs.view import RunView
 from agent_app.session_stores import SessionState
 from agent_app.types import ChatMessage, now_ms
 from agent_app.ui.live_status import LiveRun, render_live_run
+from agent_app.ui.refresh_timer import render_refresh_timer
 from agent_app.ui.session_workspace import Workspace
 
 LIVE_REFRESH_SECONDS = 0.2
@@ -73,12 +74,12 @@ def forget_live(state: SessionState) -> bool:
 
 def render_live(workspace: Workspace, runs: RunManager, run_id: str) -> None:
     """The running turn, refreshing alone every :data:`LIVE_REFRESH_SECONDS`."""
-    st.fragment(_live_part, run_every=LIVE_REFRESH_SECONDS)(workspace, runs, run_id)
+    st.fragment(_live_part)(workspace, runs, run_id)
 
 
 def render_watch(workspace: Workspace, runs: RunManager) -> None:
     """Nothing to see: an idle conversation's watch for a run started elsewhere (then the page reruns)."""
-    st.fragment(_watch_part, run_every=WATCH_SECONDS)(workspace, runs)
+    st.fragment(_watch_part)(workspace, runs)
 
 
 def _live_part(workspace: Workspace, runs: RunManager, run_id: str) -> None:
@@ -86,6 +87,7 @@ def _live_part(workspace: Workspace, runs: RunManager, run_id: str) -> None:
     live = state.get(_LIVE)
     if not isinstance(live, LiveRun) or live.run.id != run_id or not _refresh(workspace, runs, live):
         st.rerun()  # the run is over (or this part is stale): the page draws the answer and the input
+    render_refresh_timer(LIVE_REFRESH_SECONDS, name="chat_live")
     workspace.agent.set_status(live.view.status)
     workspace.agent.set_active_tool(live.view.active_tool)
     render_live_run(runs, live, workspace.agent)
@@ -111,6 +113,7 @@ def _refresh(workspace: Workspace, runs: RunManager, live: LiveRun) -> bool:
 
 
 def _watch_part(workspace: Workspace, runs: RunManager) -> None:
+    render_refresh_timer(WATCH_SECONDS, name="chat_watch")
     state = workspace.state
     conversation_id = workspace.conversation_id
     watched = state.get(_WATCH)

@@ -2,7 +2,8 @@
 app's executor with SQLite, the job queue with PostgreSQL) and the panel draws the job's progress and Stop
 from storage, so closing the tab loses nothing and every tab and process shows the same progress.
 
-While a job of the asset goes, a fragment redraws only the progress every :data:`POLL_SECONDS`; when the job
+While a job of the asset goes, a fragment redraws only the progress every :data:`POLL_SECONDS` (its timer:
+:mod:`~agent_app.ui.refresh_timer`); when the job
 ends the whole page reruns, so the panel reads the new transcript.
 """
 
@@ -14,6 +15,7 @@ from agent_app.storage import StorageError
 from agent_app.transcriptions.manager import TranscriptionManager
 from agent_app.transcriptions.models import INTERRUPTED_TRANSCRIPTION, JobKind, Transcription, TranscriptionBusyError
 from agent_app.ui.formatting import escape_markdown
+from agent_app.ui.refresh_timer import render_refresh_timer
 
 POLL_SECONDS = 0.5
 """How often an open panel looks at a running transcription's progress."""
@@ -48,7 +50,7 @@ def render_transcription_progress(transcriptions: TranscriptionManager, asset_id
         st.info(escape_markdown(str(notice)), icon=":material/info:")
     job = transcriptions.latest(asset_id)
     active = job is not None and job.active
-    st.fragment(_progress, run_every=POLL_SECONDS if active else None)(transcriptions, asset_id, key, active)
+    st.fragment(_progress)(transcriptions, asset_id, key, active)
 
 
 def _progress(transcriptions: TranscriptionManager, asset_id: str, key: str, was_active: bool) -> None:
@@ -58,6 +60,7 @@ def _progress(transcriptions: TranscriptionManager, asset_id: str, key: str, was
     if job is None:
         return
     if job.active:
+        render_refresh_timer(POLL_SECONDS, name=key)
         with st.container(horizontal=True, vertical_alignment="center", gap="small"):
             text = job.message or ("Waiting for a worker" if job.state == "queued" else _DOING[job.kind])
             st.progress(min(1.0, max(0.0, job.fraction)), text=escape_markdown(text))
