@@ -6,7 +6,9 @@ chat kept the old conversation under the new one's entry (see :mod:`agent_app.ui
 threads in the server (``testsupport/busy_server``), started once the page is open, make the server's threads
 take turns as real work does. That loss needs one request to land in a window of milliseconds, so the test
 also records every rerun request the page sends (a BackMsg's ``rerun_script``, field 11) with the page's
-script state: none that no click or key caused may be sent while the page runs.
+script state: none that no click or key caused may be sent while the page runs, or sooner after it ran than
+the timer's settling time (between a callback's run and its keyed rerun the page shows idle for a moment), or
+while a click's request is on its way (the page shows idle until its run starts).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from playwright.sync_api import Browser, expect
 
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
+from agent_app.ui.refresh_timer import SETTLE_MS
 from fake_llm import FakeLLMServer
 from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, screenshot
 from testsupport.streamlit_server import ROOT, run_streamlit
@@ -33,7 +36,14 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 RECORD_SENDS = """
 window.sentReruns = [];
-let lastInput = -1e9;
+let lastInput = -1e9;  // the last click or key
+let lastChange = -1e9;  // the last change of Streamlit's script state in the page
+let lastDraw = -1e9;  // the last change of anything in the page
+new MutationObserver((records) => {
+  const now = performance.now();
+  lastDraw = now;
+  if (records.some((record) => record.attributeName === "data-test-script-state")) { lastChange = now; }
+}).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 for (const type of ["pointerdown", "click", "keydown"]) {
   window.addEventListener(type, () => { lastInput = performance.now(); }, true);
 }
@@ -43,15 +53,23 @@ WebSocket.prototype.send = function (data) {
     : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : null;
   if (bytes && bytes[0] === ((11 << 3) | 2)) {  // BackMsg.rerun_script, length-delimited
     const app = document.querySelector('[data-testid="stApp"]');
-    const state = app ? app.dataset.testScriptState : "";
-    window.sentReruns.push({ state, sinceInput: performance.now() - lastInput });
+    const now = performance.now();
+    window.sentReruns.push({
+      state: app ? app.dataset.testScriptState : "",
+      sinceInput: now - lastInput,
+      sinceChange: now - lastChange,
+      drawnAt: lastDraw,
+    });
   }
   return send.call(this, data);
 };
 """
 """Our own recorder of the rerun requests the page sends, installed before Streamlit's script runs."""
+TIMER_SLACK_MS = 10
+"""Two observers of the same change may see it a task apart."""
 INPUT_MS = 200
 """A request this soon after a click or a key is the user's, sent whatever the page is doing."""
+TIMED_SENT = "(inputMs) => window.sentReruns.some((request) => request.sinceInput > inputMs)"
 
 
 def _seed(data_dir: Path) -> str:
@@ -96,7 +114,14 @@ def test_every_switch_on_a_busy_server_shows_the_conversation_the_list_names(
             except AssertionError:
                 screenshot(page, "refresh-race.png")
                 raise AssertionError(f"switch {switch + 1} of {SWITCHES} to {title!r} never showed it") from None
+        # The watch's own refreshes are recorded too (during the switches a click may always come first).
+        page.wait_for_function(TIMED_SENT, arg=INPUT_MS, timeout=UI_TIMEOUT_MS)
         sent = page.evaluate("() => window.sentReruns")
     timed = [request for request in sent if request["sinceInput"] > INPUT_MS]
-    assert len(timed) >= SWITCHES // 4, sent  # the watch's refreshes were recorded
     assert [request for request in timed if request["state"] != "notRunning"] == [], sent
+    assert [request for request in timed if request["sinceChange"] < SETTLE_MS - TIMER_SLACK_MS] == [], sent
+    # Nor after a click's request before anything of its run arrived (nothing drawn since that request).
+    for index, request in enumerate(sent):
+        if request["sinceInput"] > INPUT_MS:
+            earlier = [other for other in sent[:index] if other["drawnAt"] == request["drawnAt"]]
+            assert [other for other in earlier if other["sinceInput"] <= INPUT_MS] == [], (request, sent)
