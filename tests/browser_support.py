@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from fake_llm import FakeLLMServer
+from tests.browser_failure_report import record_page
 from testsupport.streamlit_server import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -62,7 +63,8 @@ def off_host_requests(page: Page) -> list[str]:
 
 
 def open_page(browser: Browser, url: str, viewport: tuple[int, int] = (1400, 900)) -> Page:
-    """A new tab at ``url``, once the page script has drawn the sidebar."""
+    """A new tab at ``url``, once the page script has drawn the sidebar; its console and WebSocket frames are
+    kept for the report of a failed test (:mod:`tests.browser_failure_report`)."""
     page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
     off_host: list[str] = []
     page._off_host_requests = off_host  # type: ignore[attr-defined]
@@ -74,6 +76,7 @@ def open_page(browser: Browser, url: str, viewport: tuple[int, int] = (1400, 900
             else off_host.append(request.url)
         ),
     )
+    record_page(page)
     page.goto(url)
     expect(page.get_by_text("Media library", exact=True)).to_be_visible(timeout=UI_TIMEOUT_MS)
     return page
