@@ -104,6 +104,16 @@ def send_typed(page: Page, box: Locator, text: str) -> None:
     box.press("Enter")
 
 
+def wait_for_transitions(page: Page) -> None:
+    """Wait until no finite CSS transition or animation moves the page (an expander opening, a panel growing):
+    a click while one goes on can land on a spot the element has just left, and do nothing."""
+    page.wait_for_function(
+        "() => document.getAnimations().every(a => a.playState !== 'running'"
+        " || a.effect?.getTiming().iterations === Infinity)",
+        timeout=UI_TIMEOUT_MS,
+    )
+
+
 def screenshot(page: Page, name: str) -> Path:
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOT_DIR / name

@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from fake_llm import FakeLLMServer
-from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, open_page, screenshot
+from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, open_page, screenshot, wait_for_transitions
 from tests.creator_support import hour_transcript, seed_clip
 from tests.storage_backends import stored_path
 from testsupport.media_factory import tiny_wav
@@ -90,14 +90,9 @@ def open_sidebar(page: Page) -> None:
 
 
 def settle(page: Page) -> None:
-    """Wait until no run draws the page and no transition moves it (an expander opening, a panel growing):
-    a click while either goes on can land on a spot the element has just left, and do nothing."""
+    """Wait until no run draws the page and no transition moves it (see :func:`wait_for_transitions`)."""
     page.wait_for_selector(IDLE, timeout=UI_TIMEOUT_MS)
-    page.wait_for_function(
-        "() => document.getAnimations().every(a => a.playState !== 'running'"
-        " || a.effect?.getTiming().iterations === Infinity)",
-        timeout=UI_TIMEOUT_MS,
-    )
+    wait_for_transitions(page)
 
 
 def wholly_on_screen(page: Page, test_id: str, viewport: tuple[int, int], shot: str) -> None:
