@@ -114,6 +114,13 @@ def wait_for_transitions(page: Page) -> None:
     )
 
 
+def open_expander(page: Page, label: str) -> None:
+    """Open the expander titled ``label`` and wait until it has stopped growing, so what the test does next
+    inside it lands (see :func:`wait_for_transitions`)."""
+    page.get_by_text(label).click()
+    wait_for_transitions(page)
+
+
 def screenshot(page: Page, name: str) -> Path:
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOT_DIR / name

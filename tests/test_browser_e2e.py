@@ -17,9 +17,9 @@ from tests.browser_support import (
     ask,
     browser,
     off_host_requests,
+    open_expander,
     open_page,
     screenshot,
-    wait_for_transitions,
 )
 from tests.media_samples import make_video
 from testsupport.streamlit_server import run_streamlit
@@ -97,8 +97,7 @@ def test_click_during_a_run_applies_at_once_and_the_answer_still_comes(
         page = open_page(browser, server.base_url)
         ask(page, "Take your time")
         expect(page.get_by_text("Asking the assistant…")).to_be_visible(timeout=UI_TIMEOUT_MS)
-        page.get_by_text("Add or rename a scene").click()
-        wait_for_transitions(page)  # a click while the expander opens can miss its button
+        open_expander(page, "Add or rename a scene")
         page.get_by_role("button", name="Add scene").click()  # the run is on the server: the page answers now
         expect(page.get_by_test_id("stSidebar").get_by_text("Scene 1", exact=True)).to_be_visible(timeout=6_000)
         expect(page.get_by_text("A slow but complete answer.")).to_have_count(0)  # still running

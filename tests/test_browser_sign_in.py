@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from agent_app.storage import SqliteStorage
 from fake_llm import FakeLLMServer, openai_text
-from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser
+from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_expander
 from tests.media_samples import make_wav
 from tests.sign_in_support import (
     SignInApp,
@@ -86,7 +86,7 @@ def _with(url: str, **changes: str) -> str:
 
 
 def _make_token(page: Page, name: str) -> str:
-    page.get_by_text("API tokens").click()
+    open_expander(page, "API tokens")
     page.get_by_label("Token name").fill(name)
     page.get_by_role("button", name="Make token").click()
     expect(page.get_by_text("Copy it now: it is not shown again.")).to_be_visible(timeout=UI_TIMEOUT_MS)

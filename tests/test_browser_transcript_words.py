@@ -20,7 +20,7 @@ from agent_app.media.transcript_cache import TranscriptCache
 from agent_app.media.transcript_types import SpeakerTurn, Transcript, TranscriptSegment, TranscriptWord
 from agent_app.storage import SqliteStorage
 from fake_llm import FakeLLMServer
-from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, open_page, screenshot
+from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, open_expander, open_page, screenshot
 from tests.creator_support import seed_clip
 from testsupport.media_factory import silent_mp4
 from testsupport.streamlit_server import run_streamlit
@@ -151,7 +151,7 @@ def test_search_marks_whole_words_and_corrections_and_speaker_names_reach_the_do
     expect(row.locator(".text")).to_contain_text(corrected, timeout=UI_TIMEOUT_MS)
     expect(row.locator(".edited")).to_have_count(1)
 
-    page.get_by_text("2 speakers · rename them").click()
+    open_expander(page, "2 speakers · rename them")
     field = page.get_by_label(f"Name of {label}")
     field.fill(name)
     field.press("Enter")
