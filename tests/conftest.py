@@ -17,6 +17,7 @@ from agent_app.storage import close_opened_storages
 from agent_app.ui.resources import close_run_managers
 from fake_llm import CANARY_API_KEY, FakeLLMServer
 from tests.browser_failure_report import pytest_runtest_makereport
+from tests.network_change_lock import _steady_network_for_browsers
 from tests.storage_backends import (
     AnyStorage,
     Backend,
@@ -28,7 +29,8 @@ from tests.storage_backends import (
 from tests.transcribe_support import SETTINGS as TRANSCRIBE_SETTINGS
 from testsupport.seaweedfs_server import SeaweedServer, running_seaweedfs
 
-__all__ = ["pytest_runtest_makereport"]  # the hook that reports a failed browser test's tabs
+# The hook that reports a failed browser test's tabs, and the fixture that keeps network changes from them.
+__all__ = ["_steady_network_for_browsers", "pytest_runtest_makereport"]
 
 LLM_SETTINGS = (
     "LLM_PROVIDER",

@@ -22,10 +22,12 @@ import httpx
 import pytest
 
 from tests.hostile_support import IS_ROOT
+from tests.network_change_lock import network_changes
 from testsupport.streamlit_server import ROOT, STARTUP_TIMEOUT, stop
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.changes_network,
     pytest.mark.skipif(not IS_ROOT, reason="makes a network namespace and a veth pair: needs root (CI runs as root)"),
     pytest.mark.skipif(shutil.which("ip") is None, reason="needs iproute2's ip (scripts/test.sh installs it)"),
 ]
@@ -46,21 +48,22 @@ def network_namespace() -> Iterator[tuple[str, str, str]]:
     name, host_link, ns_link = f"hostile{tag}", f"hva{tag}", f"hvb{tag}"
     subnet = f"10.231.{tag % 250}"
     host_address, ns_address = f"{subnet}.1", f"{subnet}.2"
-    try:
-        _ip("netns", "add", name)
-        _ip("link", "add", host_link, "type", "veth", "peer", "name", ns_link)
-        _ip("link", "set", ns_link, "netns", name)
-        _ip("addr", "add", f"{host_address}/30", "dev", host_link)
-        _ip("link", "set", host_link, "up")
-        _ip("-n", name, "addr", "add", f"{ns_address}/30", "dev", ns_link)
-        _ip("-n", name, "link", "set", ns_link, "up")
-        _ip("-n", name, "link", "set", "lo", "up")
-        yield name, host_address, ns_address
-    finally:
-        with contextlib.suppress(subprocess.CalledProcessError):
-            _ip("link", "del", host_link)  # deleting one end deletes the pair
-        with contextlib.suppress(subprocess.CalledProcessError):
-            _ip("netns", "del", name)
+    with network_changes():  # no browser test runs meanwhile (Chromium drops requests on a network change)
+        try:
+            _ip("netns", "add", name)
+            _ip("link", "add", host_link, "type", "veth", "peer", "name", ns_link)
+            _ip("link", "set", ns_link, "netns", name)
+            _ip("addr", "add", f"{host_address}/30", "dev", host_link)
+            _ip("link", "set", host_link, "up")
+            _ip("-n", name, "addr", "add", f"{ns_address}/30", "dev", ns_link)
+            _ip("-n", name, "link", "set", ns_link, "up")
+            _ip("-n", name, "link", "set", "lo", "up")
+            yield name, host_address, ns_address
+        finally:
+            with contextlib.suppress(subprocess.CalledProcessError):
+                _ip("link", "del", host_link)  # deleting one end deletes the pair
+            with contextlib.suppress(subprocess.CalledProcessError):
+                _ip("netns", "del", name)
 
 
 def _in_namespace(namespace: str, args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
