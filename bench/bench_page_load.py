@@ -5,12 +5,15 @@ Printed (``--loads`` tabs each and six times as many reruns and switches, taken 
 machine's load falls on all; CPU as a mean, times as medians): the server's CPU per page load (target ≤ 1.5x
 hello world's) and the time from navigation to a usable chat input (≤ 1.3x), for a first visit (a new browser
 context, nothing cached) and a revisit (Streamlit's hashed static files in the browser's cache); switching
-conversation in the sidebar against a hello-world rerun (server CPU and time, ≤ 1.5x), next to the floor: the
-same switch on ``bench/switch_floor_page.py`` (a third server: two keyed fragments, one HTML block of 13
-messages and a chat input in one, two buttons in the other), the least a switch can draw, which shows how much
-of the 1.5x Streamlit's own fragment machinery takes; the page load's floor: ``bench/load_floor_page.py`` (a
-fourth server) drawing the elements our page draws on the small case from constants, first visit and revisit,
-which shows how much of the load Streamlit charges for that much on a page before any of our work; and the
+conversation in the sidebar against a hello-world rerun (server CPU, and the time in the page from the press to
+the first frame showing the new text, :func:`click_until_shown`; ≤ 1.5x), next to the floor: the same switch on
+``bench/switch_floor_page.py`` (a third server: two keyed fragments, one HTML block of 13 messages and a chat
+input in one, two buttons in the other), the least a switch can draw, which shows how much of the 1.5x
+Streamlit's own fragment machinery takes, and the same floor with its messages in our chat's history element
+(``?history=element``), which shows what that one element adds; the page load's floor:
+``bench/load_floor_page.py`` (a fourth server) drawing the elements our page draws on the small case from
+constants, first visit and revisit, which shows how much of the load Streamlit charges for that much on a page
+before any of our work; and the
 page load of a 1,000-message conversation, a 200-asset library and a one-hour transcript against the small
 case (≤ 1.5x each).
 Server CPU is the server process's CPU time (its CPU clock, :mod:`bench.process_cpu`), from the navigation
@@ -111,22 +114,48 @@ def page_load(browser: Browser, server: StreamlitServer, query: str, context: Br
             page.context.close()
 
 
-def hello_rerun(server: StreamlitServer, page: Page, count: int) -> Sample:
-    def ready() -> None:
-        page.get_by_text(f"Pressed {count} times").wait_for(timeout=TIMEOUT_MS)
-        page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
+SHOWN_AFTER_PRESS_JS = """(text) => {
+  const watch = {};
+  watch.shown = new Promise((resolve) => {
+    let pressed = null;
+    window.addEventListener("pointerdown", () => { pressed = performance.now(); }, { capture: true, once: true });
+    const shown = () => {
+      const app = document.querySelector('[data-testid="stApp"]');
+      if (!app || app.dataset.testScriptState !== "notRunning") { return false; }
+      if (document.body.textContent.includes(text)) { return true; }
+      const hosts = Array.from(document.querySelectorAll("*")).filter((e) => e.shadowRoot);
+      return hosts.some((host) => host.shadowRoot.textContent.includes(text));
+    };
+    const frame = (now) => {
+      if (pressed !== null && shown()) { resolve(now - pressed); } else { requestAnimationFrame(frame); }
+    };
+    requestAnimationFrame(frame);
+  });
+  return watch;
+}"""
+"""In the page: from the press to the first frame that shows ``text`` (in the page or in a component's shadow
+root) with the page idle, in ms on the page's clock. Checked once a frame, when the browser paints. Not
+Playwright's wait for a text: it searches the whole DOM on the page's own thread again and again, which a
+Chromium profile of our switch showed delaying the very drawing it waited for, the more the larger the page."""
 
-    return measure(server, lambda: page.get_by_role("button", name="Again").click(), ready)
+
+def click_until_shown(server: StreamlitServer, page: Page, button: str, text: str) -> Sample:
+    """Press ``button``: server CPU until the server is idle again, time until ``text`` shows in the page
+    (:data:`SHOWN_AFTER_PRESS_JS`)."""
+    cpu = settled_cpu(server)
+    watch = page.evaluate_handle(SHOWN_AFTER_PRESS_JS, text)
+    page.get_by_role("button", name=button).click()
+    milliseconds = float(page.evaluate("(watch) => watch.shown", watch))
+    return Sample(settled_cpu(server) - cpu, milliseconds / 1000)
+
+
+def hello_rerun(server: StreamlitServer, page: Page, count: int) -> Sample:
+    return click_until_shown(server, page, "Again", f"Pressed {count} times")
 
 
 def switch_conversation(server: StreamlitServer, page: Page, title: str) -> Sample:
-    """Open the conversation titled ``title`` from the sidebar; ready once its last answer shows."""
-
-    def ready() -> None:
-        page.get_by_text(f"Answer in {title}", exact=True).wait_for(timeout=TIMEOUT_MS)
-        page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
-
-    return measure(server, lambda: page.get_by_role("button", name=f"{title} —").click(), ready)
+    """Open the conversation titled ``title`` from the sidebar; shown once its last answer is."""
+    return click_until_shown(server, page, f"{title} —", f"Answer in {title}")
 
 
 # --- the data ---------------------------------------------------------------------------------------
@@ -202,17 +231,19 @@ class Servers:
     """Our page's elements from constants (``bench/load_floor_page.py``)."""
 
 
-def _switch_pages(browser: Browser, servers: Servers, query: str) -> tuple[Page, Page, Page]:
-    """A tab on each server (hello world, ours at ``query``, the floor), loaded and idle."""
+def _switch_pages(browser: Browser, servers: Servers, query: str) -> tuple[Page, Page, Page, Page]:
+    """A tab on each server (hello world, ours at ``query``, the floor, the floor with our history element),
+    loaded and idle."""
     pages = []
     for server, address, ready in ((servers.hello, "", IDLE), (servers.ours, query, USABLE_INPUT),
-                                   (servers.floor, "", USABLE_INPUT)):  # fmt: skip
+                                   (servers.floor, "", USABLE_INPUT),
+                                   (servers.floor, "?history=element", USABLE_INPUT)):  # fmt: skip
         page = browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
         page.goto(f"{server.base_url}/{address}")
         page.wait_for_selector(ready, timeout=TIMEOUT_MS)
         page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
         pages.append(page)
-    return pages[0], pages[1], pages[2]
+    return pages[0], pages[1], pages[2], pages[3]
 
 
 def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int) -> None:
@@ -239,15 +270,17 @@ def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int)
         base_revisits.append(page_load(browser, hello, "", hello_again))
         revisits.append(page_load(browser, ours, queries["small"], ours_again))
         floor_revisits.append(page_load(browser, load_floor, "", floor_again))
-    hello_page, our_page, floor_page = _switch_pages(browser, servers, queries["small"])
+    hello_page, our_page, floor_page, element_page = _switch_pages(browser, servers, queries["small"])
     reruns: list[Sample] = []
     switches: list[Sample] = []
     floor_switches: list[Sample] = []
+    element_switches: list[Sample] = []
     for turn in range(loads * RERUNS_PER_LOAD):
         title = ("Second chat", "First chat")[turn % 2]
         reruns.append(hello_rerun(hello, hello_page, turn + 1))
         switches.append(switch_conversation(ours, our_page, title))
         floor_switches.append(switch_conversation(floor, floor_page, title))
+        element_switches.append(switch_conversation(floor, element_page, title))
     small = cases["small"]
     print(f"page load and rerun, Chromium at 1440x900, {loads} loads and {loads * RERUNS_PER_LOAD} reruns each")
     print("CPU: the mean, time: the median")
@@ -273,6 +306,8 @@ def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int)
     for field, what in (("cpu", "CPU"), ("seconds", "time")):
         verdict(f"floor: switch {what} vs hello rerun", median(floor_switches, field), median(reruns, field),
                 SWITCH_TARGET, "s")  # fmt: skip
+        verdict(f"floor, our history element: switch {what}", median(element_switches, field),
+                median(reruns, field), SWITCH_TARGET, "s")  # fmt: skip
     for case, label in (("messages", "1,000 messages"), ("assets", "200 assets"), ("transcript", "1-hour transcript")):
         for field, what in (("cpu", "CPU"), ("seconds", "time")):
             verdict(f"{label} load {what} vs small", median(cases[case], field), median(small, field),

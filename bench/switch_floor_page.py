@@ -1,13 +1,17 @@
 """The floor of ``bench_page_load``'s conversation switch: the least a switch can draw with Streamlit's keyed
 fragments. A chat part (a title, 13 messages as one HTML block, the chat input) and a list part (two buttons)
 in the sidebar, whose callback reruns both, as our page's switch does; what it costs over a hello-world rerun
-is Streamlit's own fragment machinery, not our page."""
+is Streamlit's own fragment machinery, not our page. At ``?history=element`` the 13 messages are drawn by our
+chat's history element (:mod:`agent_app.ui.history_element`, one bubble each) instead: what that one element
+adds to a switch."""
 
 from __future__ import annotations
 
 import html
 
 import streamlit as st
+
+from agent_app.ui.history_element import Bubble, render_bubbles
 
 CHATS = {
     title: [f"Message {number} of {title.split()[0].lower()}" for number in range(12)] + [f"Answer in {title}"]
@@ -29,7 +33,11 @@ def _open_title() -> str:
 def _chat_part() -> None:
     title = _open_title()
     st.subheader(title, anchor=False)
-    st.html("".join(f"<div><p>{html.escape(message)}</p></div>" for message in CHATS[title]))
+    if st.query_params.get("history") == "element":
+        bubbles = [Bubble(key=f"{title}-{n}", html=f"<p>{html.escape(m)}</p>") for n, m in enumerate(CHATS[title])]
+        render_bubbles(bubbles, key="floor_history")
+    else:
+        st.html("".join(f"<div><p>{html.escape(message)}</p></div>" for message in CHATS[title]))
     st.chat_input("Say something")
 
 

@@ -28,7 +28,7 @@ def test_search_finds_a_phrase_in_an_hour_long_transcript_and_seeks_exactly(
     with run_streamlit(app_env(fake_llm, data_dir), tmp_path) as server:
         page = open_page(browser, f"{server.base_url}/?project={project_id}", DESKTOP)
         video = page.locator("video")
-        expect(video).to_have_count(1)
+        expect(video).to_have_count(1, timeout=UI_TIMEOUT_MS)  # the player draws after the chat
         assert (video.get_attribute("src") or "").endswith(f"/api/media/{asset.id}")
         page.wait_for_function("el => el.readyState >= 1", arg=video.element_handle())
         expect(page.get_by_text("900 segments", exact=False)).to_be_visible()
