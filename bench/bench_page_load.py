@@ -9,8 +9,9 @@ conversation in the sidebar against a hello-world rerun (server CPU, and the tim
 the first frame showing the new text, :func:`click_until_shown`; ≤ 1.5x), next to the floor: the same switch on
 ``bench/switch_floor_page.py`` (a third server: two keyed fragments, one HTML block of 13 messages and a chat
 input in one, two buttons in the other), the least a switch can draw, which shows how much of the 1.5x
-Streamlit's own fragment machinery takes, and the same floor with its messages in our chat's history element
-(``?history=element``), which shows what that one element adds; the page load's floor:
+Streamlit's own fragment machinery takes, the same floor with its messages in our chat's history element
+(``?floor=history``), which shows what that one element adds, and with every element our switch draws
+(``?floor=ours``), which shows what our page's elements cost before any of our work; the page load's floor:
 ``bench/load_floor_page.py`` (a fourth server) drawing the elements our page draws on the small case from
 constants, first visit and revisit, which shows how much of the load Streamlit charges for that much on a page
 before any of our work; and the
@@ -231,23 +232,54 @@ class Servers:
     """Our page's elements from constants (``bench/load_floor_page.py``)."""
 
 
-def _switch_pages(browser: Browser, servers: Servers, query: str) -> tuple[Page, Page, Page, Page]:
-    """A tab on each server (hello world, ours at ``query``, the floor, the floor with our history element),
-    loaded and idle."""
+FLOORS = {
+    "bare": "floor: switch",
+    "history": "floor, our history element: switch",
+    "ours": "floor, our elements: switch",
+}
+"""The switch floors (``bench/switch_floor_page.py?floor=...``) and how their lines are labelled."""
+
+
+def _switch_pages(browser: Browser, servers: Servers, query: str) -> tuple[Page, Page, dict[str, Page]]:
+    """A tab on each server (hello world, ours at ``query``) and one on each floor, loaded and idle."""
+    addresses = [(servers.hello, "", IDLE), (servers.ours, query, USABLE_INPUT)]
+    addresses += [(servers.floor, f"?floor={floor}", USABLE_INPUT) for floor in FLOORS]
     pages = []
-    for server, address, ready in ((servers.hello, "", IDLE), (servers.ours, query, USABLE_INPUT),
-                                   (servers.floor, "", USABLE_INPUT),
-                                   (servers.floor, "?history=element", USABLE_INPUT)):  # fmt: skip
+    for server, address, ready in addresses:
         page = browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
         page.goto(f"{server.base_url}/{address}")
         page.wait_for_selector(ready, timeout=TIMEOUT_MS)
         page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
         pages.append(page)
-    return pages[0], pages[1], pages[2], pages[3]
+    return pages[0], pages[1], dict(zip(FLOORS, pages[2:], strict=True))
+
+
+def _switches(browser: Browser, servers: Servers, query: str, turns: int) -> None:
+    """Hello-world reruns, our switches (the small case at ``query``) and the floors' switches, in turns; printed."""
+    hello, ours, floor = servers.hello, servers.ours, servers.floor
+    hello_page, our_page, floor_pages = _switch_pages(browser, servers, query)
+    reruns: list[Sample] = []
+    switches: list[Sample] = []
+    floor_switches: dict[str, list[Sample]] = {name: [] for name in FLOORS}
+    for turn in range(turns):
+        title = ("Second chat", "First chat")[turn % 2]
+        reruns.append(hello_rerun(hello, hello_page, turn + 1))
+        switches.append(switch_conversation(ours, our_page, title))
+        for name, page in floor_pages.items():
+            floor_switches[name].append(switch_conversation(floor, page, title))
+    verdict("switch conversation CPU vs hello rerun", median(switches, "cpu"), median(reruns, "cpu"),
+            SWITCH_TARGET, "s")  # fmt: skip
+    verdict("switch conversation time vs hello rerun", median(switches, "seconds"), median(reruns, "seconds"),
+            SWITCH_TARGET, "s")  # fmt: skip
+    print("floors vs hello rerun (bench/switch_floor_page.py: the least a switch can draw, then with our history")
+    print("element, then with all our switch's elements: Streamlit's share)")
+    for name, label in FLOORS.items():
+        for field, what in (("cpu", "CPU"), ("seconds", "time")):
+            verdict(f"{label} {what}", median(floor_switches[name], field), median(reruns, field), SWITCH_TARGET, "s")
 
 
 def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int) -> None:
-    hello, ours, floor, load_floor = servers.hello, servers.ours, servers.floor, servers.load_floor
+    hello, ours, load_floor = servers.hello, servers.ours, servers.load_floor
     page_load(browser, hello, "")  # warm the servers' imports and caches before measuring anything
     page_load(browser, load_floor, "")
     for query in queries.values():
@@ -270,17 +302,6 @@ def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int)
         base_revisits.append(page_load(browser, hello, "", hello_again))
         revisits.append(page_load(browser, ours, queries["small"], ours_again))
         floor_revisits.append(page_load(browser, load_floor, "", floor_again))
-    hello_page, our_page, floor_page, element_page = _switch_pages(browser, servers, queries["small"])
-    reruns: list[Sample] = []
-    switches: list[Sample] = []
-    floor_switches: list[Sample] = []
-    element_switches: list[Sample] = []
-    for turn in range(loads * RERUNS_PER_LOAD):
-        title = ("Second chat", "First chat")[turn % 2]
-        reruns.append(hello_rerun(hello, hello_page, turn + 1))
-        switches.append(switch_conversation(ours, our_page, title))
-        floor_switches.append(switch_conversation(floor, floor_page, title))
-        element_switches.append(switch_conversation(floor, element_page, title))
     small = cases["small"]
     print(f"page load and rerun, Chromium at 1440x900, {loads} loads and {loads * RERUNS_PER_LOAD} reruns each")
     print("CPU: the mean, time: the median")
@@ -298,16 +319,7 @@ def run(browser: Browser, servers: Servers, queries: dict[str, str], loads: int)
                 LOAD_TARGET, "s")  # fmt: skip
         verdict(f"floor: {label} navigation vs hello world", median(samples, "seconds"),
                 median(baseline, "seconds"), NAVIGATION_TARGET, "s")  # fmt: skip
-    verdict("switch conversation CPU vs hello rerun", median(switches, "cpu"), median(reruns, "cpu"),
-            SWITCH_TARGET, "s")  # fmt: skip
-    verdict("switch conversation time vs hello rerun", median(switches, "seconds"), median(reruns, "seconds"),
-            SWITCH_TARGET, "s")  # fmt: skip
-    print("floor: least a switch can draw vs hello rerun (bench/switch_floor_page.py: Streamlit's own share)")
-    for field, what in (("cpu", "CPU"), ("seconds", "time")):
-        verdict(f"floor: switch {what} vs hello rerun", median(floor_switches, field), median(reruns, field),
-                SWITCH_TARGET, "s")  # fmt: skip
-        verdict(f"floor, our history element: switch {what}", median(element_switches, field),
-                median(reruns, field), SWITCH_TARGET, "s")  # fmt: skip
+    _switches(browser, servers, queries["small"], loads * RERUNS_PER_LOAD)
     for case, label in (("messages", "1,000 messages"), ("assets", "200 assets"), ("transcript", "1-hour transcript")):
         for field, what in (("cpu", "CPU"), ("seconds", "time")):
             verdict(f"{label} load {what} vs small", median(cases[case], field), median(small, field),
