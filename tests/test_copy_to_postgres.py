@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_app.runs.events import EndEvent, TextEvent, UsageEvent
+from agent_app.runs.events import TextEvent, UsageEvent
 from agent_app.storage import Owner, PostgresStorage, Project, SqliteStorage
 from agent_app.types import ChatMessage, ToolCall, ToolResult, now_ms
 from tests.media_samples import make_wav
@@ -64,8 +64,7 @@ def fill(storage: SqliteStorage, tmp_path: Path) -> None:
     runs.mark_running(done.id)
     for delta in ("Hel", "lo"):
         runs.append_event(done.id, TextEvent(delta=delta))
-    runs.finish_run(done.id, "answered")
-    runs.append_event(done.id, EndEvent(state="answered"))
+    runs.finish_run(done.id, "answered")  # and its end event
     runs.create_run(storm.id, None, [], owner="b", lease_until=now_ms() + 600_000)  # still going
 
 

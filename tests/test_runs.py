@@ -93,6 +93,40 @@ def test_second_active_run_in_a_conversation_is_refused_by_the_database(storage:
     assert runs.latest_run(chat) == second
 
 
+def test_a_run_is_never_seen_ended_without_its_end_event(storage: SqliteStorage) -> None:
+    """How a run ended is written with its end: a reader that sees it ended also reads the end event (a CI run
+    read an answered run with no events, between the two writes this was before)."""
+    chat = conversation(storage)
+    runs = storage.run_store()
+    question = [ChatMessage(role="user", content="one")]
+    run = runs.create_run(chat, None, question, owner="a", lease_until=now_ms() + 60_000)
+    runs.append_event(run.id, TextEvent(delta="Hi"))
+    assert runs.finish_run(run.id, "error", "It broke", ErrorKind.PROVIDER_FAILED, owner="a")
+    end = EndEvent(state="error", error="It broke", error_kind=ErrorKind.PROVIDER_FAILED)
+    assert [e.data for e in runs.events(run.id)] == [TextEvent(delta="Hi"), end]
+    assert not runs.finish_run(run.id, "answered")  # over already: no second end
+    assert [e.data for e in runs.events(run.id)] == [TextEvent(delta="Hi"), end]
+    seen_ended: dict[str, bool] = {}  # run id: whether its events held the end
+
+    def read_until_ended(run_id: str) -> None:
+        """The run's state first, then its events: the order a page reads them in."""
+        reader = storage.run_store()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            read = reader.get_run(run_id)
+            if read is not None and not read.active:
+                seen_ended[run_id] = any(isinstance(event.data, EndEvent) for event in reader.events(run_id))
+                return
+
+    for _ in range(30):
+        run = runs.create_run(chat, None, [], owner="a", lease_until=now_ms() + 60_000)
+        reader = threading.Thread(target=read_until_ended, args=(run.id,))
+        reader.start()
+        assert runs.finish_run(run.id, "answered", owner="a")
+        reader.join(timeout=15)
+    assert len(seen_ended) == 30 and all(seen_ended.values()), seen_ended
+
+
 def test_a_run_whose_lease_ran_out_is_interrupted_and_no_longer_blocks(storage: SqliteStorage) -> None:
     chat = conversation(storage)
     runs = storage.run_store()

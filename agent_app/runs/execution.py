@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from agent_app.cancellation import Cancellation
 from agent_app.errors import ErrorKind
-from agent_app.runs.events import EndEvent, RunEventData
+from agent_app.runs.events import RunEventData
 from agent_app.runs.models import LeaseLostError, Run, RunState
 from agent_app.storage.base import Storage
 from agent_app.types import ChatMessage, new_id, now_ms
@@ -249,8 +249,7 @@ class RunExecution:
                 self._ensure_heartbeat()
 
     def _record_end(self, run: Run, end: RunEnd) -> None:
-        if self.store.finish_run(run.id, end.state, end.error, end.error_kind, owner=self.owner):
-            self.store.append_event(run.id, EndEvent(state=end.state, error=end.error, error_kind=end.error_kind))
+        self.store.finish_run(run.id, end.state, end.error, end.error_kind, owner=self.owner)  # with its end event
 
     def close(self) -> None:
         """Keep no lease alive any more (a process, or a test, done with its runs): the heartbeat ends."""

@@ -92,8 +92,9 @@ class RunStore(Protocol):
         *,
         owner: str | None = None,
     ) -> bool:
-        """End an active run; ``False`` (and no change) when it had already ended, or, with ``owner``, when
-        it is no longer ``owner``'s with a live lease (a run that lost its lease does not record an end)."""
+        """End an active run, its :class:`~agent_app.runs.events.EndEvent` appended in the same write (a reader
+        never sees the run ended without it); ``False`` (and no change) when it had already ended, or, with
+        ``owner``, when it is no longer ``owner``'s with a live lease (a run that lost its lease records no end)."""
         ...
 
     def renew_leases(self, owner: str, lease_until: int) -> int:

@@ -16,7 +16,7 @@ from psycopg import errors
 from psycopg.rows import DictRow
 
 from agent_app.errors import ErrorKind
-from agent_app.runs.events import RunEvent, RunEventData
+from agent_app.runs.events import EndEvent, RunEvent, RunEventData
 from agent_app.runs.models import (
     ACTIVE_STATES,
     BUSY_MESSAGE,
@@ -226,16 +226,25 @@ class PostgresRunStore:
         if state in ACTIVE_STATES:
             raise ValueError(f"{state!r} does not end a run")
         now = now_ms()
+        end = EndEvent(state=state, error=error, error_kind=error_kind)
         with self._db.write() as db:
-            cursor = db.execute(
-                "UPDATE runs SET state = %s, error = %s, error_kind = %s, finished_at = %s"
+            row = db.execute(
+                "UPDATE runs SET state = %s, error = %s, error_kind = %s, finished_at = %s,"
+                " last_event_seq = last_event_seq + 1"
                 " WHERE id = %s AND state IN ('queued', 'running')"
-                " AND (%s::text IS NULL OR (owner = %s AND lease_until >= %s))",
+                " AND (%s::text IS NULL OR (owner = %s AND lease_until >= %s)) RETURNING last_event_seq",
                 (state, error, None if error_kind is None else str(error_kind), now, run_id, owner, owner, now),
-            )
+            ).fetchone()
+            seq = None if row is None else int(row["last_event_seq"])
+            if seq is not None:
+                db.execute(
+                    "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
+                    (run_id, seq, end.kind, end.stored_json(), now),
+                )
+                notify(db, "e", run_id, seq)
             notify(db, "r", run_id)
-        self._db.wakeups.run_changed(run_id)
-        return cursor.rowcount == 1
+        self._db.wakeups.run_changed(run_id, seq)
+        return seq is not None
 
     def renew_leases(self, owner: str, lease_until: int) -> int:
         with self._db.write() as db:

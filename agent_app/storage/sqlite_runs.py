@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_app.errors import ErrorKind
-from agent_app.runs.events import RunEvent, RunEventData, stored_event
+from agent_app.runs.events import EndEvent, RunEvent, RunEventData, stored_event
 from agent_app.runs.models import (
     ACTIVE_STATES,
     BUSY_MESSAGE,
@@ -246,15 +246,22 @@ class SqliteRunStore:
         if state in ACTIVE_STATES:
             raise ValueError(f"{state!r} does not end a run")
         now = now_ms()
+        end = EndEvent(state=state, error=error, error_kind=error_kind)
         with self._db.write() as db:
-            cursor = db.execute(
-                "UPDATE runs SET state = ?, error = ?, error_kind = ?, finished_at = ?"
+            row = db.execute(
+                "UPDATE runs SET state = ?, error = ?, error_kind = ?, finished_at = ?,"
+                " last_event_seq = last_event_seq + 1"
                 " WHERE id = ? AND state IN ('queued', 'running')"
-                " AND (? IS NULL OR (owner = ? AND lease_until >= ?))",
+                " AND (? IS NULL OR (owner = ? AND lease_until >= ?)) RETURNING last_event_seq",
                 (state, error, None if error_kind is None else str(error_kind), now, run_id, owner, owner, now),
-            )
-        self._db.wakeups.run_changed(run_id)
-        return cursor.rowcount == 1
+            ).fetchone()
+            if row is not None:
+                db.execute(
+                    "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
+                    (run_id, int(row[0]), end.kind, end.stored_json(), now),
+                )
+        self._db.wakeups.run_changed(run_id, None if row is None else int(row[0]))
+        return row is not None
 
     def renew_leases(self, owner: str, lease_until: int) -> int:
         with self._db.write() as db:
