@@ -15,9 +15,10 @@ echo "== pytest (${SECONDS} s in; the 40 slowest steps are listed at the end: wh
 peak_file="$(mktemp)"
 trap 'rm -f "$peak_file"' EXIT
 status=0
-# Two workers (pytest-xdist): browser tests and the tests that change the network take turns across them
-# (tests/network_change_lock.py); every server a test starts binds a free port of its own.
-/usr/bin/time -f "%M" -o "$peak_file" .venv/bin/python -m pytest --numprocesses=2 --durations=40 "$@" || status=$?
+# Two workers (pytest-xdist; one that runs out of tests takes some of the other's): browser tests and the
+# tests that change the network take turns across them (tests/network_change_lock.py); every server a test
+# starts binds a free port of its own.
+/usr/bin/time -f "%M" -o "$peak_file" .venv/bin/python -m pytest --numprocesses=2 --dist=worksteal --durations=40 "$@" || status=$?
 # %M: the largest resident set of pytest or of any one process it started (not their sum), in KB.
 echo "== peak memory: $(($(tail -n 1 "$peak_file") / 1024)) MB resident (the largest process of the test run)"
 echo "== done in ${SECONDS} s"
