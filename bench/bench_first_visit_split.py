@@ -21,7 +21,6 @@ import httpx
 from playwright.sync_api import Browser, Request
 
 from bench.bench_page_load import (
-    IDLE,
     LOAD_TARGET,
     TIMEOUT_MS,
     USABLE_INPUT,
@@ -32,6 +31,7 @@ from bench.bench_page_load import (
     settled_cpu,
     verdict,
 )
+from tests.browser_support import IDLE
 from testsupport.streamlit_server import StreamlitServer, run_streamlit
 
 STATIC_PREFIX = "/static/"

@@ -45,7 +45,7 @@ from agent_app.types import ChatMessage
 from bench.bench_page_rerun import conversation
 from bench.process_cpu import cpu_seconds
 from fake_llm import FakeLLMServer
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, app_env
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, IDLE, app_env
 from tests.creator_support import hour_transcript
 from tests.media_samples import make_video
 from testsupport.media_factory import tiny_wav
@@ -58,7 +58,6 @@ SWITCH_TARGET = 1.5
 SIZE_TARGET = 1.5
 RERUNS_PER_LOAD = 6
 """Reruns and switches per ``--loads``: a rerun takes a few ms, so more of them steady the mean."""
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 USABLE_INPUT = '[data-testid="stChatInputTextArea"]:enabled'
 TIMEOUT_MS = 120_000
 IDLE_CPU_SECONDS = 0.001

@@ -17,7 +17,9 @@ from playwright.sync_api import Browser, Error, Page, WebSocket
 
 from testsupport.streamlit_server import ROOT
 
-FAILED_DIR = ROOT / "test-output" / "browser" / "failed"
+BROWSER_OUTPUT = ROOT / "test-output" / "browser"
+"""Where browser tests leave what they show: screenshots, and the reports of failed tests."""
+FAILED_DIR = BROWSER_OUTPUT / "failed"
 LOG_LINES = 2000
 """The last lines of a tab's log that are kept (a streaming page sends many frames)."""
 REPORT_TIMEOUT_MS = 5000

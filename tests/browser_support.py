@@ -11,8 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
 from fake_llm import FakeLLMServer
-from tests.browser_failure_report import record_page
-from testsupport.streamlit_server import ROOT
+from tests.browser_failure_report import BROWSER_OUTPUT, record_page
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -23,8 +22,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SCREENSHOT_DIR = ROOT / "test-output" / "browser"
+SCREENSHOT_DIR = BROWSER_OUTPUT
 UI_TIMEOUT_MS = 30_000
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+"""The page when Streamlit runs no script for it (its own attribute, set in the browser)."""
 LOOPBACK = ("127.0.0.1", "localhost")
 IN_PAGE = ("data:", "blob:")
 """Addresses made inside the page itself (a component's script is loaded from a ``blob:`` of this origin)."""

@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from fake_llm import FakeLLMServer
-from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, open_page, screenshot, wait_for_transitions
+from tests.browser_support import IDLE, UI_TIMEOUT_MS, app_env, browser, open_page, screenshot, wait_for_transitions
 from tests.creator_support import hour_transcript, seed_clip
 from tests.storage_backends import stored_path
 from testsupport.media_factory import tiny_wav
@@ -34,7 +34,6 @@ LONG_QUESTION = (
     "about the storm of 1987, which boats he names, and whether any of it contradicts what the fisherman "
     "said in the second take, so that I can decide which parts to keep for the opening sequence of the film?"
 )
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 _viewports = pytest.mark.parametrize("viewport", list(SIZES.values()), ids=list(SIZES))
 
 

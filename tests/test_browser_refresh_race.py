@@ -22,7 +22,7 @@ from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from agent_app.ui.refresh_timer import SETTLE_MS
 from fake_llm import FakeLLMServer
-from tests.browser_support import UI_TIMEOUT_MS, app_env, browser, screenshot
+from tests.browser_support import IDLE, UI_TIMEOUT_MS, app_env, browser, screenshot
 from testsupport.streamlit_server import ROOT, run_streamlit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -31,7 +31,6 @@ __all__ = ["browser"]
 SWITCHES = 30
 BUSY_THREADS = 3
 TITLES = ("First chat", "Second chat")
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 
 
 RECORD_SENDS = """
