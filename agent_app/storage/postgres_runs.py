@@ -44,6 +44,16 @@ _RUN_COLUMNS = (
 )
 
 
+def _insert_event(db: Connection, run_id: str, seq: int, kind: str, body: str) -> None:
+    """Inside a write transaction: the run's event ``seq`` (its counter already moved to it), announced to
+    the other processes when the transaction commits."""
+    db.execute(
+        "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
+        (run_id, seq, kind, body, now_ms()),
+    )
+    notify(db, "e", run_id, seq)
+
+
 def _run_of(row: DictRow) -> Run:
     context = row["context"]
     return Run.model_validate({**row, "context": AgentContext.model_validate_json(context) if context else None})
@@ -173,11 +183,7 @@ class PostgresRunStore:
             if row is None:
                 raise StorageError("The database could not be written (the run is gone)")
             seq = int(row["last_event_seq"])
-            db.execute(
-                "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
-                (run_id, seq, event.kind, body, now_ms()),
-            )
-            notify(db, "e", run_id, seq)
+            _insert_event(db, run_id, seq, event.kind, body)
         self._db.wakeups.run_changed(run_id, seq)
         return seq
 
@@ -237,11 +243,7 @@ class PostgresRunStore:
             ).fetchone()
             seq = None if row is None else int(row["last_event_seq"])
             if seq is not None:
-                db.execute(
-                    "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (%s, %s, %s, %s, %s)",
-                    (run_id, seq, end.kind, end.stored_json(), now),
-                )
-                notify(db, "e", run_id, seq)
+                _insert_event(db, run_id, seq, end.kind, end.stored_json())
             notify(db, "r", run_id)
         self._db.wakeups.run_changed(run_id, seq)
         return seq is not None

@@ -67,6 +67,14 @@ def _fence(db: sqlite3.Connection, run_id: str, owner: str | None) -> None:
         raise LeaseLostError(f"Run {run_id} is no longer {owner}'s")
 
 
+def _insert_event(db: sqlite3.Connection, run_id: str, seq: int, kind: str, body: str) -> None:
+    """Inside a write transaction: the run's event ``seq`` (its counter already moved to it)."""
+    db.execute(
+        "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
+        (run_id, seq, kind, body, now_ms()),
+    )
+
+
 def _run_of(row: sqlite3.Row) -> Run:
     data = dict(row)
     data["stop_requested"] = bool(data["stop_requested"])
@@ -195,10 +203,7 @@ class SqliteRunStore:
             if row is None:
                 raise StorageError(f"The database could not be written (no run {run_id})")
             seq = int(row[0])
-            db.execute(
-                "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
-                (run_id, seq, event.kind, body, now_ms()),
-            )
+            _insert_event(db, run_id, seq, event.kind, body)
         self._db.wakeups.run_changed(run_id, seq)
         return seq
 
@@ -255,13 +260,11 @@ class SqliteRunStore:
                 " AND (? IS NULL OR (owner = ? AND lease_until >= ?)) RETURNING last_event_seq",
                 (state, error, None if error_kind is None else str(error_kind), now, run_id, owner, owner, now),
             ).fetchone()
-            if row is not None:
-                db.execute(
-                    "INSERT INTO run_events (run_id, seq, kind, data, created_at) VALUES (?, ?, ?, ?, ?)",
-                    (run_id, int(row[0]), end.kind, end.stored_json(), now),
-                )
-        self._db.wakeups.run_changed(run_id, None if row is None else int(row[0]))
-        return row is not None
+            seq = None if row is None else int(row[0])
+            if seq is not None:
+                _insert_event(db, run_id, seq, end.kind, end.stored_json())
+        self._db.wakeups.run_changed(run_id, seq)
+        return seq is not None
 
     def renew_leases(self, owner: str, lease_until: int) -> int:
         with self._db.write() as db:
