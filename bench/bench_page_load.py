@@ -114,14 +114,14 @@ def page_load(browser: Browser, server: StreamlitServer, query: str, context: Br
             page.context.close()
 
 
-SHOWN_AFTER_PRESS_JS = """(text) => {
+SHOWN_AFTER_PRESS_JS = """([text, idle, timeoutMs]) => {
   const watch = {};
-  watch.shown = new Promise((resolve) => {
+  watch.shown = new Promise((resolve, reject) => {
     let pressed = null;
     window.addEventListener("pointerdown", () => { pressed = performance.now(); }, { capture: true, once: true });
+    setTimeout(() => reject(new Error(`"${text}" not shown within ${timeoutMs} ms`)), timeoutMs);
     const shown = () => {
-      const app = document.querySelector('[data-testid="stApp"]');
-      if (!app || app.dataset.testScriptState !== "notRunning") { return false; }
+      if (!document.querySelector(idle)) { return false; }
       if (document.body.textContent.includes(text)) { return true; }
       const hosts = Array.from(document.querySelectorAll("*")).filter((e) => e.shadowRoot);
       return hosts.some((host) => host.shadowRoot.textContent.includes(text));
@@ -134,16 +134,17 @@ SHOWN_AFTER_PRESS_JS = """(text) => {
   return watch;
 }"""
 """In the page: from the press to the first frame that shows ``text`` (in the page or in a component's shadow
-root) with the page idle, in ms on the page's clock. Checked once a frame, when the browser paints. Not
-Playwright's wait for a text: it searches the whole DOM on the page's own thread again and again, which a
-Chromium profile of our switch showed delaying the very drawing it waited for, the more the larger the page."""
+root) with the page idle (:data:`IDLE`), in ms on the page's clock; it fails after :data:`TIMEOUT_MS`. Checked
+once a frame, when the browser paints. Not Playwright's wait for a text: it searches the whole DOM on the page's
+own thread again and again, which a Chromium profile of our switch showed delaying the very drawing it waited
+for, the more the larger the page."""
 
 
 def click_until_shown(server: StreamlitServer, page: Page, button: str, text: str) -> Sample:
     """Press ``button``: server CPU until the server is idle again, time until ``text`` shows in the page
     (:data:`SHOWN_AFTER_PRESS_JS`)."""
     cpu = settled_cpu(server)
-    watch = page.evaluate_handle(SHOWN_AFTER_PRESS_JS, text)
+    watch = page.evaluate_handle(SHOWN_AFTER_PRESS_JS, [text, IDLE, TIMEOUT_MS])
     page.get_by_role("button", name=button).click()
     milliseconds = float(page.evaluate("(watch) => watch.shown", watch))
     return Sample(settled_cpu(server) - cpu, milliseconds / 1000)
