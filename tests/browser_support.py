@@ -22,7 +22,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SCREENSHOT_DIR = BROWSER_OUTPUT
 UI_TIMEOUT_MS = 30_000
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 """The page when Streamlit runs no script for it (its own attribute, set in the browser)."""
@@ -123,7 +122,7 @@ def open_expander(page: Page, label: str) -> None:
 
 
 def screenshot(page: Page, name: str) -> Path:
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOT_DIR / name
+    BROWSER_OUTPUT.mkdir(parents=True, exist_ok=True)
+    path = BROWSER_OUTPUT / name
     page.screenshot(path=str(path), full_page=True)
     return path

@@ -20,6 +20,8 @@ import pytest
 LOCK_PATH = Path(tempfile.gettempdir()) / "agent-session-shell-tests.network.lock"
 CHANGES_NETWORK = "changes_network"
 """The marker of a test that changes the network: it takes the lock alone, so it takes no shared lock."""
+SETTLE_SECONDS = 1.0
+"""Held this much longer after the last change: Chromium hears of it from the kernel a moment later."""
 
 
 @contextlib.contextmanager
@@ -27,10 +29,6 @@ def _locked(mode: int) -> Iterator[None]:
     with LOCK_PATH.open("a") as handle:
         fcntl.flock(handle, mode)  # released when the file closes, also if the process dies
         yield
-
-
-SETTLE_SECONDS = 1.0
-"""Held this much longer after the last change: Chromium hears of it from the kernel a moment later."""
 
 
 @contextlib.contextmanager
