@@ -119,7 +119,8 @@ def test_browser_shows_a_hostile_tool_name_as_escapes_and_data_links_as_text(
     with run_streamlit(app_env(fake_llm, tmp_path / "data"), tmp_path) as server:
         page = open_page(browser, server.base_url)
         ask(page, "Go")
-        expect(page.get_by_role("link", name="docs")).to_have_attribute("href", "https://example.com/d")
+        docs = page.get_by_role("link", name="docs")
+        expect(docs).to_have_attribute("href", "https://example.com/d", timeout=UI_TIMEOUT_MS)
         card = page.get_by_test_id("chatBubble").locator("details.card > summary")
         expect(card).to_have_count(1)
         label = card.inner_text()
