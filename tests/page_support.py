@@ -181,8 +181,19 @@ def card_labels(at: AppTest) -> list[str]:
 
 def history_action(at: AppTest, kind: str, target: str) -> AppTest:
     """Click a history button (``edit``, ``regenerate``, ``more_cards`` on the message ``target``) as the
-    element's script does: one trigger value on the element's event widget, then the next run."""
-    element = next(e for e in at.main.get("bidi_component") if e.proto.component_name == HISTORY_COMPONENT)
+    element's script does: one trigger value on the event widget of the element that draws the button (the
+    history's first element for a button this draw does not offer), then the next run."""
+    elements = [e for e in at.main.get("bidi_component") if e.proto.component_name == HISTORY_COMPONENT]
+    drawing = (
+        e
+        for e in elements
+        if any(
+            button.kind == kind and button.target == target
+            for bubble in json.loads(e.proto.json)["bubbles"]
+            for button in buttons_in(str(bubble["html"]))
+        )
+    )
+    element = next(drawing, elements[0])  # a button this draw does not offer (a stale tab's, a forged one): the first
     states = at._tree.get_widget_states()
     payload = [{"event": "action", "value": {"kind": kind, "target": target}}]
     states.widgets.append(

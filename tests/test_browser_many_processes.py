@@ -23,7 +23,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from agent_app.storage import PostgresStorage
 from agent_app.transcriptions.models import INTERRUPTED_TRANSCRIPTION
-from agent_app.ui.live_status import LIVE_KEY
+from agent_app.ui.live_status import LIVE_BUBBLE_PREFIX
 from fake_llm import FakeLLMServer, delayed, openai_text, streamed, transcription_reply
 from fake_llm.streams import StreamScript
 from tests.browser_support import UI_TIMEOUT_MS, app_env, ask, browser, open_page, screenshot
@@ -148,7 +148,7 @@ def _stop_button(page: Page) -> Locator:
 
 def _live_answer(page: Page) -> Locator:
     """The assistant's bubble of the run in progress (the live one, drawn above Stop)."""
-    return page.locator(f".st-key-{LIVE_KEY}").get_by_test_id("chatBubble")
+    return page.locator(f'[data-key^="{LIVE_BUBBLE_PREFIX}"]').get_by_test_id("chatBubble")
 
 
 def _words_shown(bubble: Locator) -> int:

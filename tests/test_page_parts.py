@@ -43,6 +43,7 @@ def _live_run_script(stop_requested: bool) -> None:
     from agent_app.runs.models import Run
     from agent_app.runs.view import RunView
     from agent_app.session_stores import AgentStore
+    from agent_app.ui.chat_history import LastAnswer
     from agent_app.ui.live_status import LiveRun, render_live_run
 
     def event(seq: int, kind: str, **data: object) -> RunEvent:
@@ -63,7 +64,8 @@ def _live_run_script(stop_requested: bool) -> None:
     agent = AgentStore(st.session_state)  # as the chat panel fills it from the run's view
     agent.set_status(view.status)
     agent.set_active_tool(view.active_tool)
-    render_live_run(None, LiveRun(run, view), agent)  # type: ignore[arg-type]  # Stop is not clicked here
+    stored = LastAnswer([], lambda action: None)  # nothing stored after the question yet, and no clicks here
+    render_live_run(None, LiveRun(run, view), agent, stored)  # type: ignore[arg-type]  # Stop is not clicked here
 
 
 def test_live_run_names_the_running_tool_its_progress_and_the_text_so_far() -> None:

@@ -63,21 +63,22 @@ def _history() -> None:
     import streamlit as st
 
     from agent_app.types import ChatMessage, TokenUsage, ToolCall, ToolResult
-    from agent_app.ui.chat_history import render_history
+    from agent_app.ui.chat_history import ANSWER_KEY, answer_start, footer_bubbles, render_history
+    from agent_app.ui.history_element import render_bubbles
 
     call = ToolCall(id="call_1", name="echo_context", args={})
-    render_history(
-        st.session_state,
-        [
-            ChatMessage(role="user", content="What is in the project?"),
-            ChatMessage(role="assistant", tool_calls=[call], usage=TokenUsage(input_tokens=100, output_tokens=20)),
-            ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="call_1", name="echo_context", result={})),
-            ChatMessage(role="assistant", content="One video.", usage=TokenUsage(input_tokens=150, output_tokens=30)),
-            ChatMessage(role="user", content="Thanks"),
-            ChatMessage(role="assistant", content="Welcome.", usage=TokenUsage(input_tokens=10, output_tokens=5)),
-        ],
-        st.session_state["prices"],
-    )
+    messages = [
+        ChatMessage(role="user", content="What is in the project?"),
+        ChatMessage(role="assistant", tool_calls=[call], usage=TokenUsage(input_tokens=100, output_tokens=20)),
+        ChatMessage(role="tool", tool_result=ToolResult(tool_call_id="call_1", name="echo_context", result={})),
+        ChatMessage(role="assistant", content="One video.", usage=TokenUsage(input_tokens=150, output_tokens=30)),
+        ChatMessage(role="user", content="Thanks"),
+        ChatMessage(role="assistant", content="Welcome.", usage=TokenUsage(input_tokens=10, output_tokens=5)),
+    ]
+    answer_from = answer_start(st.session_state, "c1", messages)  # after the last question, as a tab opens it
+    answer = render_history(st.session_state, messages, answer_from, st.session_state["prices"])
+    footer = footer_bubbles(messages, st.session_state["prices"])
+    render_bubbles([*answer.bubbles, *footer], key=ANSWER_KEY)  # the last answer, as the chat's answer part draws it
 
 
 @pytest.mark.parametrize("priced", [False, True])

@@ -27,8 +27,11 @@ from agent_app.usage_cost import total_usage, usage_text
 
 PAGE_SIZE = 40
 _WINDOW_KEY = "chat.window"
+_ANSWER_AFTER = "chat.answer_after"
 HISTORY_KEY = "chat_history_bubbles"
 HISTORY_AFTER_EDIT_KEY = "chat_history_after_edit"
+ANSWER_KEY = "chat_answer_bubbles"
+"""The element of the last answer, stored or live (one element, see :func:`render_history`)."""
 
 
 @dataclass
@@ -162,19 +165,56 @@ def history_bubbles(
     return bubbles
 
 
+def split_at_last_question(messages: Sequence[ChatMessage]) -> tuple[list[ChatMessage], list[ChatMessage]]:
+    """``(head, answer)``: the messages up to the last question, and the answer's messages after it."""
+    last_question = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    return list(messages[: last_question + 1]), list(messages[last_question + 1 :])
+
+
+def answer_start(state: SessionState, conversation_id: str | None, messages: Sequence[ChatMessage]) -> int:
+    """Where the answer part begins in ``messages``: after the last question as this tab opened the conversation,
+    and there for as long as it stays open, so what is added meanwhile (the next questions, their answers, live
+    then stored) is drawn in the answer part, and no message moves from one element to the other as a run starts
+    or ends (it would show twice, or not at all, for a moment). After the last question again when the
+    conversation is opened anew, an edit starts in the answer part, or the question it follows is gone (its turn
+    replaced)."""
+    kept = state.get(_ANSWER_AFTER)
+    if isinstance(kept, tuple) and kept[0] == conversation_id:
+        after = kept[1]
+        start = 0 if after is None else next((i + 1 for i, m in enumerate(messages) if m.id == after), None)
+        if start is not None and not any(is_editing(state, m) for m in messages[start:]):
+            return start
+    head = split_at_last_question(messages)[0]
+    state[_ANSWER_AFTER] = (conversation_id, head[-1].id if head else None)
+    return len(head)
+
+
+@dataclass(frozen=True)
+class LastAnswer:
+    """The answer part's stored messages as bubbles (the last answer, and what this tab saw added since, see
+    :func:`answer_start`), with what a click in them does: drawn by the answer part
+    (:mod:`~agent_app.ui.live_turn`), followed by the live answer while a run goes."""
+
+    bubbles: list[Bubble]
+    on_action: Callable[[HistoryAction], None]
+
+    def followed_by(self, bubbles: Sequence[Bubble]) -> LastAnswer:
+        """The same answer, with ``bubbles`` drawn after it."""
+        return LastAnswer([*self.bubbles, *bubbles], self.on_action)
+
+
 def render_history(
     state: SessionState,
     messages: Sequence[ChatMessage],
+    answer_from: int,
     prices: Prices | None = None,
     actions: TurnActions | None = None,
-    *,
-    footer: bool = True,
-) -> None:
-    """Draw the visible part of ``messages``, with a "Show older" button when some
-    are hidden, the marker above the oldest message still sent to the model; each answer's tokens, and with
-    ``footer`` one line of how full the model's context is and the conversation's total, priced when ``prices``
-    are known (no footer while a run goes: nothing between the question and its live answer). A question being
-    edited is drawn as its editor, between the bubbles before it and after it."""
+) -> LastAnswer:
+    """Draw the visible part of ``messages`` before ``answer_from`` (see :func:`answer_start`), with a "Show
+    older" button when some are hidden, the marker above the oldest message still sent to the model, and each
+    answer's tokens; a question being edited is drawn as its editor, between the bubbles before it and after it.
+    The rest is returned, not drawn: the answer part draws it, in the element that also draws the live answer,
+    so a stored answer replaces the live one in place when its run ends."""
     hidden, shown = visible_slice(messages, int(state.get(_WINDOW_KEY, PAGE_SIZE)))
     if hidden:
         st.button(
@@ -187,26 +227,32 @@ def render_history(
         )
     report = latest_context_report(messages)
     on_action = _on_action(state, shown, actions)
-    editing = next((i for i, m in enumerate(shown) if actions is not None and is_editing(state, m)), None)
+    split = max(0, answer_from - hidden)
+    head, answer = shown[:split], shown[split:]
+    editing = next((i for i, m in enumerate(head) if actions is not None and is_editing(state, m)), None)
     if editing is not None and actions is not None:
-        before, edited, rest = shown[:editing], shown[editing], shown[editing + 1 :]
+        before, edited, rest = head[:editing], head[editing], head[editing + 1 :]
         render_bubbles(
             history_bubbles(state, before, _cut(report), prices, actions), key=HISTORY_KEY, on_action=on_action
         )
         render_editor(state, edited, actions.on_resend)
-        shown = rest
+        head = rest
         key = HISTORY_AFTER_EDIT_KEY
     else:
         key = HISTORY_KEY
-    bubbles = history_bubbles(state, shown, _cut(report), prices, actions)
-    if footer:
-        total = total_usage(messages)
-        parts = [] if total is None else [f"This conversation: {usage_text(total, prices)}"]
-        if report is not None:
-            parts.append(context_summary(report))
-        if parts:  # one quiet line under the last answer
-            bubbles.append(Bubble(key="footer", html=f'<div class="quiet">{text_html(" · ".join(parts))}</div>'))
-    render_bubbles(bubbles, key=key, on_action=on_action)
+    render_bubbles(history_bubbles(state, head, _cut(report), prices, actions), key=key, on_action=on_action)
+    return LastAnswer(history_bubbles(state, answer, _cut(report), prices, actions), on_action)
+
+
+def footer_bubbles(messages: Sequence[ChatMessage], prices: Prices | None) -> list[Bubble]:
+    """One quiet line under the last answer, when there is something to say: the conversation's tokens (priced
+    when ``prices`` are known) and how full the model's context is."""
+    total = total_usage(messages)
+    parts = [] if total is None else [f"This conversation: {usage_text(total, prices)}"]
+    report = latest_context_report(messages)
+    if report is not None:
+        parts.append(context_summary(report))
+    return [Bubble(key="footer", html=f'<div class="quiet">{text_html(" · ".join(parts))}</div>')] if parts else []
 
 
 def _cut(report: ContextReport | None) -> str | None:

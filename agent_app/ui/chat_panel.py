@@ -33,19 +33,26 @@ from agent_app.storage import StorageError
 from agent_app.storage.names import title_from
 from agent_app.types import ChatMessage
 from agent_app.ui.chat_errors import describe_chat_error
-from agent_app.ui.chat_history import body_html, bubble_html, render_history, reset_window
+from agent_app.ui.chat_history import (
+    answer_start,
+    body_html,
+    bubble_html,
+    footer_bubbles,
+    render_history,
+    reset_window,
+    split_at_last_question,
+)
 from agent_app.ui.chat_scroll import render_scroll, scroll_to_newest
 from agent_app.ui.formatting import escape_markdown
 from agent_app.ui.history_element import Bubble, render_bubbles
 from agent_app.ui.layout_css import CHAT_HISTORY_KEY, CHAT_TITLE_KEY
-from agent_app.ui.live_status import LiveRun, cut_text, render_cut_text
+from agent_app.ui.live_status import LiveRun, cut_text_bubbles
 from agent_app.ui.live_turn import (
     forget_live,
     live_run,
     look_before_reading,
-    render_live,
+    render_answer,
     render_watch,
-    running_turn,
     started_here,
 )
 from agent_app.ui.message_actions import TurnActions
@@ -234,8 +241,9 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     """History, live run (``run``, as read for this draw), notices and input."""
     state = workspace.state
     messages = workspace.chat.messages
-    earlier, turn = running_turn(messages) if run is not None else (messages, [])
+    earlier, turn = split_at_last_question(messages) if run is not None else (messages, [])
     live = live_run(state, runs, run, turn) if runs is not None and run is not None else None
+    latest = _latest_run(workspace, runs) if run is None else None
     _sync_stores(workspace, live)
     loading = workspace.chat.loading  # from here on the page draws from its stores
     history = st.container(height=HISTORY_HEIGHT, border=False, key=CHAT_HISTORY_KEY, autoscroll=True)
@@ -249,31 +257,39 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     )
     with history:
         unsaved = _unsaved_prompt(state)
-        if runs is None and st.button("Where to set up a model", key="chat_setup_model", icon=":material/key:"):
-            open_sidebar_at_assistant()
-        if not messages and not loading and unsaved is None:
-            st.caption(
-                "Ask the assistant about the project's media — for example “What is said in this clip?”. "
-                "It knows the assets in the sidebar by name and the playhead position."
+        with st.container():  # one place, so the answer part after it stays where it is (see render_answer)
+            if runs is None and st.button("Where to set up a model", key="chat_setup_model", icon=":material/key:"):
+                open_sidebar_at_assistant()
+            if not messages and not loading and unsaved is None:
+                st.caption(
+                    "Ask the assistant about the project's media — for example “What is said in this clip?”. "
+                    "It knows the assets in the sidebar by name and the playhead position."
+                )
+            question_id, answer_id = TurnActions.of(earlier)
+            actions = (
+                TurnActions(
+                    last_question_id=question_id,
+                    answer_start_id=answer_id,
+                    on_resend=functools.partial(_resend, workspace, runs),
+                    on_regenerate=functools.partial(_regenerate, workspace, runs),
+                    busy=loading,
+                )
+                if runs is not None
+                else None
             )
-        question_id, answer_id = TurnActions.of(earlier)
-        actions = (
-            TurnActions(
-                last_question_id=question_id,
-                answer_start_id=answer_id,
-                on_resend=functools.partial(_resend, workspace, runs),
-                on_regenerate=functools.partial(_regenerate, workspace, runs),
-                busy=loading,
-            )
-            if runs is not None
-            else None
-        )
-        render_history(state, earlier, prices, actions, footer=run is None)
+            answer_from = answer_start(state, workspace.conversation_id, messages)
+            answer = render_history(state, earlier, answer_from, prices, actions)
+        if run is None:  # after the answer: the text a cut run streamed, one quiet line (none while a run goes)
+            cut = cut_text_bubbles(runs, latest) if runs is not None else []
+            answer = answer.followed_by([*cut, *footer_bubbles(messages, prices)])
+        render_answer(workspace, runs, run.id if run is not None else None, answer)
         if unsaved is not None:  # a question that could not be saved stays on screen, for Retry
             bubble = Bubble(key=unsaved.id, html=bubble_html("user", body_html([unsaved], state)))
             render_bubbles([bubble], key=_UNSAVED_KEY)
-        if runs is not None:
-            _render_run_part(workspace, runs, run, messages)
+        if run is None and runs is not None:
+            _render_notices(workspace, runs, latest, messages)
+            if workspace.conversation_id is not None:
+                render_watch(workspace, runs)  # for a run started elsewhere
         _render_refusal(state, run)
         if run is None and forget_live(state):  # the run this page showed is over
             state[_FOCUS_UNTIL] = time.monotonic() + FOCUS_SECONDS
@@ -283,15 +299,10 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
     render_scroll(state)
 
 
-def _render_run_part(workspace: Workspace, runs: RunManager, run: Run | None, messages: list[ChatMessage]) -> None:
-    """Below the history: the running turn (refreshing alone), or how the last run ended and the watch for a
-    run started elsewhere."""
-    if run is not None:
-        render_live(workspace, runs, run.id)
-        return
-    _render_notices(workspace, runs, messages)
-    if workspace.conversation_id is not None:
-        render_watch(workspace, runs)
+def _latest_run(workspace: Workspace, runs: RunManager | None) -> Run | None:
+    """The conversation's last run, for how it ended."""
+    conversation_id = workspace.conversation_id
+    return runs.latest_run(conversation_id) if runs is not None and conversation_id is not None else None
 
 
 def _sync_stores(workspace: Workspace, live: LiveRun | None) -> None:
@@ -306,10 +317,9 @@ def _sync_stores(workspace: Workspace, live: LiveRun | None) -> None:
     workspace.agent.set_active_tool(live.view.active_tool)
 
 
-def _render_notices(workspace: Workspace, runs: RunManager, messages: list[ChatMessage]) -> None:
-    """How the last run ended, when that needs saying: its error, a Stop, or an interruption; with Retry."""
-    conversation_id = workspace.conversation_id
-    latest = runs.latest_run(conversation_id) if conversation_id is not None else None
+def _render_notices(workspace: Workspace, runs: RunManager, latest: Run | None, messages: list[ChatMessage]) -> None:
+    """How the last run (``latest``) ended, when that needs saying: its error, a Stop, or an interruption; with
+    Retry. The text a cut run had streamed is drawn above, where its answer would be."""
     save_error = workspace.state.get(_SAVE_ERROR)
     kind: ErrorKind | None = None
     if save_error is not None:
@@ -321,8 +331,6 @@ def _render_notices(workspace: Workspace, runs: RunManager, messages: list[ChatM
     workspace.chat.set_error(error, kind)
     error, kind = workspace.chat.error, workspace.chat.error_kind  # drawn from the store, as set
     unanswered = is_unanswered(messages)
-    if latest is not None and latest.state in ("error", "interrupted") and (text := cut_text(runs, latest)):
-        render_cut_text(text)
     if error is not None:
         st.error(describe_chat_error(error, kind), icon=":material/error:")
     elif latest is not None and latest.state == "stopped":

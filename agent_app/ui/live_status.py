@@ -17,7 +17,7 @@ from agent_app.runs.models import Run
 from agent_app.runs.view import RunView
 from agent_app.session_stores import AgentStore
 from agent_app.types import ChatMessage, ExecutionState
-from agent_app.ui.chat_history import body_html, bubble_html
+from agent_app.ui.chat_history import ANSWER_KEY, LastAnswer, body_html, bubble_html
 from agent_app.ui.chat_html import answer_html, text_html
 from agent_app.ui.history_element import Bubble, render_bubbles
 
@@ -31,6 +31,8 @@ STATUS_LABELS: dict[ExecutionState, str] = {
 QUEUED_LABEL = "Queued: the assistant starts as soon as it is free…"
 STOPPING_LABEL = "Stopping…"
 STOP_KEY = "chat_stop"
+_CUT_STATES = ("error", "interrupted")
+"""A run that ended so may have streamed text it did not store (:func:`cut_text`)."""
 CUT_TEXT_NOTE = "Cut off before the end: this text is not part of the conversation, and the model does not see it."
 
 
@@ -73,8 +75,8 @@ class LiveRun:
         return self.html
 
 
-LIVE_KEY = "chat_live_bubble"
-CUT_KEY = "chat_cut_bubble"
+LIVE_BUBBLE_PREFIX = "live-"
+"""The live answer's bubble key starts so (then the run's id)."""
 
 
 def live_bubble(live: LiveRun, agent: AgentStore) -> Bubble:
@@ -91,12 +93,16 @@ def live_bubble(live: LiveRun, agent: AgentStore) -> Bubble:
     parts.append(body_html(live.turn, st.session_state))
     if view.text:
         parts.append(f'<div class="text">{live.text_html()}</div>')
-    return Bubble(key=f"live-{run.id}", html=bubble_html("assistant", "".join(parts)))
+    return Bubble(key=f"{LIVE_BUBBLE_PREFIX}{run.id}", html=bubble_html("assistant", "".join(parts)))
 
 
-def render_live_run(runs: RunManager, live: LiveRun, agent: AgentStore) -> None:
-    """One assistant bubble for the run in progress (see :func:`live_bubble`), then Stop."""
-    render_bubbles([live_bubble(live, agent)], key=LIVE_KEY)
+def render_live_run(runs: RunManager, live: LiveRun, agent: AgentStore, stored: LastAnswer) -> None:
+    """The answer part's ``stored`` bubbles, then one assistant bubble for the run in progress (see
+    :func:`live_bubble`), then Stop. Drawn as the element the stored answer is drawn as
+    (:data:`~agent_app.ui.chat_history.ANSWER_KEY`): once the run is over its answer replaces the live bubble
+    there. A click in a bubble this element showed before (a tab not redrawn since the run started still shows
+    it) is handled as ``stored`` says."""
+    render_bubbles([*stored.bubbles, live_bubble(live, agent)], key=ANSWER_KEY, on_action=stored.on_action)
     st.button(
         "Stop",
         key=STOP_KEY,
@@ -115,7 +121,11 @@ def cut_text(runs: RunManager, run: Run) -> str:
     return RunView(run_id=run.id).apply(runs.events(run.id)).text
 
 
-def render_cut_text(text: str) -> None:
-    """The text a cut run had streamed, in an assistant bubble that says it is not part of the conversation."""
+def cut_text_bubbles(runs: RunManager, run: Run | None) -> list[Bubble]:
+    """The text the ended ``run`` had streamed when it was cut (an error, an interruption), in an assistant bubble
+    that says it is not part of the conversation: drawn where the live answer was, after what of it was stored."""
+    text = cut_text(runs, run) if run is not None and run.state in _CUT_STATES else ""
+    if not text:
+        return []
     inside = f'<div class="text">{answer_html(text)}</div><div class="quiet">{text_html(CUT_TEXT_NOTE)}</div>'
-    render_bubbles([Bubble(key="cut", html=bubble_html("assistant", inside))], key=CUT_KEY)
+    return [Bubble(key="cut", html=bubble_html("assistant", inside))]

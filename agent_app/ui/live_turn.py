@@ -1,5 +1,5 @@
-"""The parts of the chat that refresh by themselves: the running turn, and a watch for a run another tab or
-process starts in the open conversation.
+"""The parts of the chat that refresh by themselves: the last answer, drawn live while its run goes, and a
+watch for a run another tab or process starts in the open conversation.
 
 Each is a fragment of its own with a timer (:mod:`~agent_app.ui.refresh_timer`), so a refresh redraws that
 part alone, never the conversation, the sidebar or the player. A refresh first compares the run's (or the
@@ -12,6 +12,9 @@ A run that starts or ends reruns the page once (the input, the history and the n
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import streamlit as st
 
 from agent_app.runs.events import MessageEvent
@@ -20,7 +23,10 @@ from agent_app.runs.models import Run
 from agent_app.runs.view import RunView
 from agent_app.session_stores import SessionState
 from agent_app.types import ChatMessage, now_ms
+from agent_app.ui.chat_history import ANSWER_KEY, LastAnswer, split_at_last_question
+from agent_app.ui.history_element import HistoryAction, render_bubbles
 from agent_app.ui.live_status import LiveRun, render_live_run
+from agent_app.ui.page_parts import redraw_chat
 from agent_app.ui.refresh_timer import render_refresh_timer
 from agent_app.ui.session_workspace import Workspace
 
@@ -33,13 +39,6 @@ TURN_MESSAGES = 200
 """At most this many of the conversation's last messages are read for the running turn."""
 _LIVE = "chat.live"
 _WATCH = "chat.watch"
-
-
-def running_turn(messages: list[ChatMessage]) -> tuple[list[ChatMessage], list[ChatMessage]]:
-    """``(before, turn)``: the messages up to the last question, and the answer's messages after it (what the
-    live bubble draws while the run goes)."""
-    last_question = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
-    return messages[: last_question + 1], messages[last_question + 1 :]
 
 
 def look_before_reading(state: SessionState, runs: RunManager, conversation_id: str) -> None:
@@ -72,9 +71,13 @@ def forget_live(state: SessionState) -> bool:
     return state.pop(_LIVE, None) is not None
 
 
-def render_live(workspace: Workspace, runs: RunManager, run_id: str) -> None:
-    """The running turn, refreshing alone every :data:`LIVE_REFRESH_SECONDS`."""
-    st.fragment(_live_part)(workspace, runs, run_id)
+def render_answer(workspace: Workspace, runs: RunManager | None, run_id: str | None, stored: LastAnswer) -> None:
+    """The last answer, in a part of its own after the history: while the run ``run_id`` goes, the running turn,
+    refreshing alone every :data:`LIVE_REFRESH_SECONDS`; else the ``stored`` answer. One part and one element
+    for both: once a run is over its stored answer takes the live one's place in that element, and as the next
+    run starts the live answer takes the stored one's, drawn in the same frame as the history that now holds it
+    (two elements would show it twice, or not at all, for a moment)."""
+    st.fragment(_answer_part)(workspace, runs, run_id, stored)
 
 
 def render_watch(workspace: Workspace, runs: RunManager) -> None:
@@ -82,15 +85,27 @@ def render_watch(workspace: Workspace, runs: RunManager) -> None:
     st.fragment(_watch_part)(workspace, runs)
 
 
-def _live_part(workspace: Workspace, runs: RunManager, run_id: str) -> None:
+def _answer_part(workspace: Workspace, runs: RunManager | None, run_id: str | None, stored: LastAnswer) -> None:
+    # A click in a tab drawn before the run started (Regenerate on the answer it still shows) reaches this
+    # element as the live one: it is handled all the same (and refused, the run going).
+    stored = LastAnswer(stored.bubbles, functools.partial(_act_then_redraw_chat, stored.on_action))
+    if runs is None or run_id is None:
+        render_bubbles(stored.bubbles, key=ANSWER_KEY, on_action=stored.on_action)
+        return
     state = workspace.state
     live = state.get(_LIVE)
     if not isinstance(live, LiveRun) or live.run.id != run_id or not _refresh(workspace, runs, live):
         st.rerun()  # the run is over (or this part is stale): the page draws the answer and the input
-    render_refresh_timer(LIVE_REFRESH_SECONDS, name="chat_live")
     workspace.agent.set_status(live.view.status)
     workspace.agent.set_active_tool(live.view.active_tool)
-    render_live_run(runs, live, workspace.agent)
+    render_live_run(runs, live, workspace.agent, stored)
+    render_refresh_timer(LIVE_REFRESH_SECONDS, name="chat_live")
+
+
+def _act_then_redraw_chat(on_action: Callable[[HistoryAction], None], action: HistoryAction) -> None:
+    """A click in the stored answer (Regenerate, Edit, more cards) changes the chat, not only this part."""
+    on_action(action)
+    redraw_chat()
 
 
 def _refresh(workspace: Workspace, runs: RunManager, live: LiveRun) -> bool:
@@ -108,7 +123,7 @@ def _refresh(workspace: Workspace, runs: RunManager, live: LiveRun) -> bool:
     live.view.apply(events)
     if any(isinstance(event.data, MessageEvent) for event in events):
         messages = workspace.storage.load_messages(run.conversation_id, limit=TURN_MESSAGES)
-        live.turn = running_turn(messages)[1]
+        live.turn = split_at_last_question(messages)[1]
     return live.view.ended is None
 
 
