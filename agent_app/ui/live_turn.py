@@ -72,11 +72,11 @@ def forget_live(state: SessionState) -> bool:
 
 
 def render_answer(workspace: Workspace, runs: RunManager | None, run_id: str | None, stored: LastAnswer) -> None:
-    """The last answer, in a part of its own after the history: while the run ``run_id`` goes, the running turn,
-    refreshing alone every :data:`LIVE_REFRESH_SECONDS`; else the ``stored`` answer. One part and one element
-    for both: once a run is over its stored answer takes the live one's place in that element, and as the next
-    run starts the live answer takes the stored one's, drawn in the same frame as the history that now holds it
-    (two elements would show it twice, or not at all, for a moment)."""
+    """The answer part, after the history: the ``stored`` bubbles (the last answer and what this tab saw added
+    since it opened the conversation, see :func:`~agent_app.ui.chat_history.answer_start`), then, while the run
+    ``run_id`` goes, the running turn, refreshing alone every :data:`LIVE_REFRESH_SECONDS`. One part and one
+    element for both: once a run is over its stored answer takes the live one's place in that element, and no
+    message moves from one element to another (it would show twice, or not at all, for a moment)."""
     st.fragment(_answer_part)(workspace, runs, run_id, stored)
 
 
