@@ -22,6 +22,7 @@ from playwright.sync_api import Browser, expect
 from agent_app.storage import SqliteStorage
 from agent_app.types import ChatMessage
 from agent_app.ui.page_access import REMOTE_PAGE_WARNING
+from tests.browser_failure_report import record_page
 from tests.browser_support import UI_TIMEOUT_MS, ask, browser, open_page, screenshot
 from tests.media_samples import make_wav
 from tests.test_hostile_remote_route import PORT, TOKEN, app_in_namespace, network_namespace, pytestmark
@@ -76,6 +77,7 @@ def test_the_page_and_its_media_serve_another_machine_only_when_the_operator_all
         base = f"http://{ns_address}:{PORT}"
         with app_in_namespace(namespace, ns_address, tmp_path, token=TOKEN, bind="0.0.0.0"):
             remote = browser.new_page()
+            record_page(remote)  # its frames and console in the report of a failed test
             remote.goto(base)
             expect(remote.get_by_text(REFUSED_TITLE)).to_be_visible(timeout=UI_TIMEOUT_MS)
             expect(remote.get_by_text("AGENT_ALLOW_REMOTE_PAGE = true", exact=False)).to_be_visible()

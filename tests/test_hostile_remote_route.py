@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from tests.hostile_support import IS_ROOT
-from tests.network_change_lock import network_changes
+from tests.network_change_lock import SETTLE_SECONDS, network_changes
 from testsupport.streamlit_server import ROOT, STARTUP_TIMEOUT, stop
 
 pytestmark = [
@@ -58,6 +58,7 @@ def network_namespace() -> Iterator[tuple[str, str, str]]:
             _ip("-n", name, "addr", "add", f"{ns_address}/30", "dev", ns_link)
             _ip("-n", name, "link", "set", ns_link, "up")
             _ip("-n", name, "link", "set", "lo", "up")
+            time.sleep(SETTLE_SECONDS)  # the test's own browser, if any, hears of the new link before it uses it
             yield name, host_address, ns_address
         finally:
             with contextlib.suppress(subprocess.CalledProcessError):
