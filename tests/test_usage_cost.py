@@ -77,7 +77,7 @@ def _history() -> None:
     ]
     answer_from = answer_start(st.session_state, "c1", messages)  # after the last question, as a tab opens it
     answer = render_history(st.session_state, messages, answer_from, st.session_state["prices"])
-    footer = footer_bubbles(messages, st.session_state["prices"])
+    footer = footer_bubbles(messages, answer.context, st.session_state["prices"])
     render_bubbles([*answer.bubbles, *footer], key=ANSWER_KEY)  # the last answer, as the chat's answer part draws it
 
 

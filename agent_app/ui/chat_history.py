@@ -11,7 +11,7 @@ call (a message with many calls draws them a page at a time);
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import streamlit as st
 
@@ -192,15 +192,17 @@ def answer_start(state: SessionState, conversation_id: str | None, messages: Seq
 @dataclass(frozen=True)
 class LastAnswer:
     """The answer part's stored messages as bubbles (the last answer, and what this tab saw added since, see
-    :func:`answer_start`), with what a click in them does: drawn by the answer part
-    (:mod:`~agent_app.ui.live_turn`), followed by the live answer while a run goes."""
+    :func:`answer_start`), with what a click in them does and the latest context report the history read (for
+    the footer line, :func:`footer_bubbles`): drawn by the answer part (:mod:`~agent_app.ui.live_turn`), followed
+    by the live answer while a run goes."""
 
     bubbles: list[Bubble]
     on_action: Callable[[HistoryAction], None]
+    context: ContextReport | None = None
 
     def followed_by(self, bubbles: Sequence[Bubble]) -> LastAnswer:
         """The same answer, with ``bubbles`` drawn after it."""
-        return LastAnswer([*self.bubbles, *bubbles], self.on_action)
+        return replace(self, bubbles=[*self.bubbles, *bubbles])
 
 
 def render_history(
@@ -241,15 +243,16 @@ def render_history(
     else:
         key = HISTORY_KEY
     render_bubbles(history_bubbles(state, head, _cut(report), prices, actions), key=key, on_action=on_action)
-    return LastAnswer(history_bubbles(state, answer, _cut(report), prices, actions), on_action)
+    return LastAnswer(history_bubbles(state, answer, _cut(report), prices, actions), on_action, report)
 
 
-def footer_bubbles(messages: Sequence[ChatMessage], prices: Prices | None) -> list[Bubble]:
+def footer_bubbles(
+    messages: Sequence[ChatMessage], report: ContextReport | None, prices: Prices | None
+) -> list[Bubble]:
     """One quiet line under the last answer, when there is something to say: the conversation's tokens (priced
-    when ``prices`` are known) and how full the model's context is."""
+    when ``prices`` are known) and how full the model's context is (``report``, the latest of ``messages``)."""
     total = total_usage(messages)
     parts = [] if total is None else [f"This conversation: {usage_text(total, prices)}"]
-    report = latest_context_report(messages)
     if report is not None:
         parts.append(context_summary(report))
     return [Bubble(key="footer", html=f'<div class="quiet">{text_html(" · ".join(parts))}</div>')] if parts else []

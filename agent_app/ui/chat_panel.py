@@ -281,7 +281,7 @@ def _chat_body(workspace: Workspace, runs: RunManager | None, prices: Prices | N
             answer = render_history(state, earlier, answer_from, prices, actions)
         if run is None:  # after the answer: the text a cut run streamed, one quiet line (none while a run goes)
             cut = cut_text_bubbles(runs, latest) if runs is not None else []
-            answer = answer.followed_by([*cut, *footer_bubbles(messages, prices)])
+            answer = answer.followed_by([*cut, *footer_bubbles(messages, answer.context, prices)])
         render_answer(workspace, runs, run.id if run is not None else None, answer)
         if unsaved is not None:  # a question that could not be saved stays on screen, for Retry
             bubble = Bubble(key=unsaved.id, html=bubble_html("user", body_html([unsaved], state)))

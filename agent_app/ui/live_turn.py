@@ -12,6 +12,7 @@ A run that starts or ends reruns the page once (the input, the history and the n
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 
@@ -88,7 +89,7 @@ def render_watch(workspace: Workspace, runs: RunManager) -> None:
 def _answer_part(workspace: Workspace, runs: RunManager | None, run_id: str | None, stored: LastAnswer) -> None:
     # A click in a tab drawn before the run started (Regenerate on the answer it still shows) reaches this
     # element as the live one: it is handled all the same (and refused, the run going).
-    stored = LastAnswer(stored.bubbles, functools.partial(_act_then_redraw_chat, stored.on_action))
+    stored = dataclasses.replace(stored, on_action=functools.partial(_act_then_redraw_chat, stored.on_action))
     if runs is None or run_id is None:
         render_bubbles(stored.bubbles, key=ANSWER_KEY, on_action=stored.on_action)
         return
