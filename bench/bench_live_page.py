@@ -9,6 +9,8 @@ every figure against a baseline measured in the same run (issue 20, issue 21):
    run with no tab (the median of ``ROUNDS`` such pairs, taken in turns); target at most 0.05 CPU-s/s; printed
    next to its floor: a tab on ``bench/live_floor_page.py`` (a refresh every fifth of a second, as our running
    turn's, drawing a growing answer and Stop from constants), what Streamlit charges before any of our work;
+   and, from the watching tab's own frames, how often its answer grew while its text arrived (target: at least
+   every 250 ms), apart from the page's redraws as the run starts and ends;
 3. opening the conversation in a tab (navigation to a usable chat input) while two other tabs watch a live run,
    against the same with no run and no other tab; target at most 1.2x;
 4. the time from the provider's streamed event to its text on the page, for a run executing in another process
@@ -64,6 +66,7 @@ TARGET_QUERIES = 0.0
 TARGET_CPU_PER_SECOND = 0.05
 TARGET_OPEN_RATIO = 1.2
 TARGET_EXTRA_LATENCY_MS = 300.0
+TARGET_UPDATE_GAP_MS = 250.0
 INPUT = "Ask about your media…"
 
 
@@ -130,6 +133,33 @@ SHOWS_TEXT = """w => [document.body, ...Array.from(document.querySelectorAll("*"
 does not include."""
 
 
+RECORD_UPDATES = """(tag) => {
+  window.__updates = [];  // [ms, words of the answer shown], each time the number of words shown changed
+  let shown = -1;
+  const words = () => {
+    const roots = [document.body, ...Array.from(document.querySelectorAll("*"), (e) => e.shadowRoot).filter(Boolean)];
+    const word = new RegExp(tag + "[0-9]{3}", "g");
+    return Math.max(0, ...roots.map((root) => (root.textContent.match(word) || []).length));
+  };
+  const frame = () => {
+    const count = words();
+    if (count !== shown) { shown = count; window.__updates.push([performance.now(), count]); }
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+}"""
+"""Records in the page, every frame, how many words of the streamed answer (``<tag>NNN``) it shows."""
+
+
+def update_gaps(page: Page) -> list[float]:
+    """Milliseconds between the page's updates of the answer while its text arrived (from its first words
+    shown to its last: every update then adds words; the text is complete at the last)."""
+    updates: list[tuple[float, int]] = page.evaluate("window.__updates")
+    arriving = [(at, count) for at, count in updates if count > 0]
+    times = [at for at, count in arriving[: next(i for i, (_, count) in enumerate(arriving) if count >= WORDS) + 1]]
+    return [later - earlier for earlier, later in itertools.pairwise(times)]
+
+
 def word_latencies(page: Page, fake: FakeLLMServer, tag: str, started: Callable[[], object]) -> list[float]:
     """Start the run, then for every tenth word: seconds from the fake model sending it to the page showing it."""
     asked = len(fake.chat.requests)
@@ -169,6 +199,33 @@ def setup(workdir: Path) -> Iterator[tuple[StreamlitServer, StreamlitServer, Pos
         storage.close_pool()
 
 
+def watched_and_not(
+    browser: Browser, page_url: str, run_here: Callable[[str, str], Run], finish_run: Callable[[Run], None], pid: int
+) -> tuple[list[float], list[list[float]]]:
+    """``ROUNDS`` pairs of streamed answers, one with no tab and one with a tab watching: each pair's server CPU
+    per second the watching tab added, and, for each watched answer, the gaps (ms) between the tab's updates of
+    it."""
+    per_tab_costs: list[float] = []
+    gaps: list[list[float]] = []
+    for round_number in range(ROUNDS):
+        costs = {}
+        for watching in (False, True):
+            tag = f"s{round_number}{int(watching)}"  # words no answer before has
+            watcher = open_tab(browser, page_url)[0] if watching else None
+            if watcher is not None:
+                watcher.evaluate(RECORD_UPDATES, tag)
+            before, started = cpu_seconds(pid), time.perf_counter()
+            finish_run(run_here("Stream please", tag))
+            if watcher is not None:
+                watcher.get_by_text(f"{tag}{WORDS - 1:03d}").last.wait_for(timeout=TIMEOUT_MS)
+            costs[watching] = (cpu_seconds(pid) - before) / (time.perf_counter() - started)
+            if watcher is not None:
+                gaps.append(update_gaps(watcher))
+                watcher.close()
+        per_tab_costs.append(max(0.0, costs[True] - costs[False]))
+    return per_tab_costs, gaps
+
+
 def main() -> None:  # noqa: PLR0915 - one bench, its steps in order
     with tempfile.TemporaryDirectory() as folder, setup(Path(folder)) as (server, floor, storage, fake, url, database):
         project = storage.create_project("Bench")
@@ -205,20 +262,7 @@ def main() -> None:  # noqa: PLR0915 - one bench, its steps in order
             # 2. server CPU per second of streaming, one tab watching vs none, in turns; next to the floor
             tab.close()
             time.sleep(1.0)
-            per_tab_costs: list[float] = []
-            for _ in range(ROUNDS):
-                costs = {}
-                for watching in (False, True):
-                    watcher = open_tab(browser, page_url)[0] if watching else None
-                    before, started = cpu_seconds(pid), time.perf_counter()
-                    run = run_here("Stream please")
-                    finish(manager, run)
-                    if watcher is not None:
-                        watcher.get_by_text(f"w{WORDS - 1:03d}").last.wait_for(timeout=TIMEOUT_MS)
-                    costs[watching] = (cpu_seconds(pid) - before) / (time.perf_counter() - started)
-                    if watcher is not None:
-                        watcher.close()
-                per_tab_costs.append(max(0.0, costs[True] - costs[False]))
+            per_tab_costs, gaps = watched_and_not(browser, page_url, run_here, lambda run: finish(manager, run), pid)
             per_second = statistics.median(per_tab_costs)
             floor_per_second = statistics.median(watching_floor(browser, floor) for _ in range(ROUNDS))
             print(
@@ -226,6 +270,14 @@ def main() -> None:  # noqa: PLR0915 - one bench, its steps in order
                 f"{', '.join(f'{cost:.3f}' for cost in per_tab_costs)}; target <= {TARGET_CPU_PER_SECOND}); "
                 f"the floor, Streamlit's refresh at our cadence drawing from constants, {floor_per_second:.3f}: "
                 f"{per_second / floor_per_second:.2f}x"
+            )
+            steady = [gap for run_gaps in gaps for gap in run_gaps[1:-1]]
+            edges = [gap for run_gaps in gaps for gap in (run_gaps[0], run_gaps[-1])]
+            print(
+                f"   the watching tab's answer grew every {statistics.median(steady):.0f} ms (median), at most "
+                f"{max(steady):.0f} ms apart between its first and last updates (target: every <= "
+                f"{TARGET_UPDATE_GAP_MS:.0f} ms while text arrives); the first update after the page's redraw as "
+                f"the run starts, and the last (the run's end redraws the page), {min(edges):.0f}-{max(edges):.0f} ms"
             )
 
             # 3. opening the conversation while two other tabs watch a live run, against no run and no tab: the
