@@ -128,17 +128,19 @@ def finish(manager: ThreadRunManager, run: Run) -> None:
         time.sleep(0.05)
 
 
-SHOWS_TEXT = """w => [document.body, ...Array.from(document.querySelectorAll("*"), (e) => e.shadowRoot).filter(Boolean)]
-    .some((root) => root.textContent.includes(w))"""
-"""Whether the page shows ``w``: the chat's bubbles are in a component's shadow root, which the body's text
-does not include."""
+TEXT_ROOTS = '[document.body, ...Array.from(document.querySelectorAll("*"), (e) => e.shadowRoot).filter(Boolean)]'
+"""The page's text in parts: the body and every component's shadow root (the chat's bubbles are in one, and the
+body's text does not include it)."""
+SHOWS_TEXT = f"w => {TEXT_ROOTS}.some((root) => root.textContent.includes(w))"
+"""Whether the page shows ``w``."""
 
 
-RECORD_UPDATES = """(tag) => {
+RECORD_UPDATES = (
+    """(tag) => {
   window.__updates = [];  // [ms, words of the answer shown], each time the number of words shown changed
   let shown = -1;
   const words = () => {
-    const roots = [document.body, ...Array.from(document.querySelectorAll("*"), (e) => e.shadowRoot).filter(Boolean)];
+    const roots = __ROOTS__;
     const word = new RegExp(tag + "[0-9]{3}", "g");
     return Math.max(0, ...roots.map((root) => (root.textContent.match(word) || []).length));
   };
@@ -149,6 +151,7 @@ RECORD_UPDATES = """(tag) => {
   };
   requestAnimationFrame(frame);
 }"""
+).replace("__ROOTS__", TEXT_ROOTS)
 """Records in the page, every frame, how many words of the streamed answer (``<tag>NNN``) it shows."""
 
 
