@@ -39,6 +39,7 @@ from agent_app.providers.gemini_request import request_config
 from agent_app.providers.openai_request import tool_schema_to_openai
 from agent_app.settings import Settings
 from agent_app.types import ChatMessage, ChatRequest
+from bench.process_cpu import cpu_seconds
 from fake_llm import FakeLLMServer, delayed, gemini_text, openai_text, streamed
 from fake_llm.process import BaseURLs, server_process
 from fake_llm.streams import StreamScript
@@ -66,13 +67,6 @@ def model_process(latency: float) -> Iterator[BaseURLs]:
     share a GIL with the clients)."""
     with server_process(partial(script_model, latency)) as urls:
         yield urls
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (Linux ``/proc``)."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 RawClient = openai.AsyncOpenAI | genai.Client
